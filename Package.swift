@@ -1,0 +1,28 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "telwatch",
+    products: [
+        .executable(name: "telwatch", targets: ["telwatch"]),
+        .library(name: "DBus", targets: ["DBus"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CDBus",
+            pkgConfig: "dbus-1",
+            providers: [.apt(["libdbus-1-dev"])]
+        ),
+        .target(name: "DBus", dependencies: ["CDBus"]),
+        .target(name: "BGRunManager", dependencies: ["DBus"]),
+        .target(name: "CallMonitor", dependencies: ["BGRunManager", "DBus"]),
+        .executableTarget(name: "telwatch", dependencies: ["CallMonitor", "BGRunManager", "DBus"]),
+        .executableTarget(name: "dbus-storm-receiver", dependencies: ["DBus"], path: "bench/dbus-storm-receiver"),
+
+        .target(name: "TestSupport", dependencies: ["DBus"], path: "Tests/TestSupport"),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
+        .testTarget(name: "CallMonitorTests", dependencies: ["CallMonitor", "TestSupport"]),
+        .testTarget(name: "BGRunManagerTests", dependencies: ["BGRunManager", "TestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,339 @@
+// The pure call tracker: backend events in, per-call transitions and aggregate edges out.
+//
+// Rules (design.md §3 and the tracker brief):
+// - `.transition` only when state or detail really changes; `.updated` when only number, name,
+//   multiparty (or an unknown direction becoming known) changed. A reason alone is stored
+//   silently and shows in the next event.
+// - First sight: `.transition(previous: nil)`, then `.busy` if it is the first live call.
+//   End: `.transition(.disconnected)`, then `.missed` (incoming, never connected), then `.idle`
+//   if no live call remains.
+// - `disconnected` exactly once per call, whichever of `.ended`, `callRemoved`, `backendLost`,
+//   `modemRemoved` comes first.
+// - Unknown phases (`.unknown(raw)`, or no phase at all) never change state. A call is tracked
+//   only once a known phase arrives: a `callAppeared` without a known live phase is remembered
+//   as *pending* (its modem, `initial` and the fields it carried) and becomes a call when a
+//   `callChanged` brings a live phase.
+//
+// Memory: a live call is kept until it ends. An ended call leaves a small *tombstone* (key and
+// modem, no snapshot) so that later observations on its key are ignored; the tombstone is
+// forgotten when the backend removes the call object, when a new call appears on the path, when
+// the backend or modem goes away, or when it falls out of the bounded memory (at most
+// `endedMemory` most recent tombstones, and separately at most `endedMemory` pending keys).
+// `backendLost`, `modemRemoved` and `callRemoved` forget the key entirely: the objects are gone,
+// so a later live observation on that path is a new call.
+
+public struct CallTracker {
+    /// How many ended-but-not-removed calls (and, separately, pending keys) are remembered.
+    public static let defaultEndedMemory = 256
+
+    private struct LiveCall {
+        var snapshot: CallSnapshot
+        var order: UInt64
+        /// First seen as incoming (ringing or waiting): an unanswered end is missed even if the
+        /// backend later claims another direction.
+        var firstSeenIncoming: Bool
+    }
+
+    private struct Pending {
+        var modem: String
+        var initial: Bool
+        var observation: CallObservation
+    }
+
+    private let makeID: () -> String
+    private var live: [CallKey: LiveCall] = [:]
+    private var nextOrder: UInt64 = 0
+    /// Ended calls whose objects may still exist: value = modem.
+    private var ended: RecentMemory<String>
+    /// Keys that appeared without a known live phase.
+    private var pending: RecentMemory<Pending>
+
+    public init(makeID: @escaping () -> String = CallID.random) {
+        self.init(makeID: makeID, endedMemory: CallTracker.defaultEndedMemory)
+    }
+
+    /// `endedMemory`: bound on remembered ended calls (and on pending keys); negative means 0.
+    public init(makeID: @escaping () -> String = CallID.random, endedMemory: Int) {
+        self.makeID = makeID
+        self.ended = RecentMemory(limit: endedMemory)
+        self.pending = RecentMemory(limit: endedMemory)
+    }
+
+    /// Live calls, in first-seen order.
+    public var liveCalls: [CallSnapshot] {
+        live.values.sorted { $0.order < $1.order }.map(\.snapshot)
+    }
+
+    /// The live call on `key`, if any (ended calls are not kept as snapshots).
+    public func call(_ key: CallKey) -> CallSnapshot? {
+        live[key]?.snapshot
+    }
+
+    /// Number of keys remembered besides live calls (ended-not-removed and pending); bounded.
+    public var rememberedCount: Int {
+        ended.count + pending.count
+    }
+
+    public mutating func apply(_ event: BackendEvent, at time: Double) -> [TrackerEvent] {
+        let liveBefore = live.count
+        var out: [TrackerEvent] = []
+        var started: CallSnapshot?
+        var lastEnded: CallSnapshot?
+
+        switch event {
+        case let .callAppeared(key, modem, observation, initial):
+            if live[key] != nil {
+                // A resync listing a live call again: an update of that call.
+                if !modem.isEmpty, let current = live[key], current.snapshot.modem.isEmpty {
+                    live[key]?.snapshot.modem = modem
+                }
+                update(key, observation, time: time, out: &out, ended: &lastEnded)
+                break
+            }
+            ended.remove(key)
+            pending.remove(key)
+            switch normalized(observation.phase) {
+            case let .live(state, detail)?:
+                started = start(key, modem: modem, observation, state: state, detail: detail,
+                                initial: initial, time: time, out: &out)
+            case .ended?:
+                // History (e.g. a terminated ModemManager call still listed): no events.
+                ended.insert(key, modem)
+            case .unknown?, nil:
+                pending.insert(key, Pending(modem: modem, initial: initial, observation: observation))
+            }
+
+        case let .callChanged(key, observation):
+            if live[key] != nil {
+                update(key, observation, time: time, out: &out, ended: &lastEnded)
+            } else if ended.contains(key) {
+                // Already disconnected; wait for its removal or a new callAppeared.
+            } else if var waiting = pending.remove(key) {
+                waiting.observation.merge(observation)
+                switch normalized(observation.phase) {
+                case let .live(state, detail)?:
+                    started = start(key, modem: waiting.modem, waiting.observation,
+                                    state: state, detail: detail, initial: waiting.initial,
+                                    time: time, out: &out)
+                case .ended?:
+                    ended.insert(key, waiting.modem)
+                case .unknown?, nil:
+                    pending.insert(key, waiting)
+                }
+            } else if case let .live(state, detail)? = normalized(observation.phase) {
+                // A signal before sync completed (or after a removal): a call appearing.
+                started = start(key, modem: "", observation, state: state, detail: detail,
+                                initial: false, time: time, out: &out)
+            }
+
+        case let .callRemoved(key, reason):
+            ended.remove(key)
+            pending.remove(key)
+            if let call = live[key] {
+                let why = reason ?? call.snapshot.reason ?? "removed"
+                lastEnded = finish(key, reason: why, time: time, out: &out)
+            }
+
+        case let .backendLost(backend):
+            ended.removeAll { key, _ in key.backend == backend }
+            pending.removeAll { key, _ in key.backend == backend }
+            for key in liveKeysInOrder(where: { $0.key.backend == backend }) {
+                lastEnded = finish(key, reason: "backend-lost", time: time, out: &out)
+            }
+
+        case let .modemRemoved(backend, modem):
+            ended.removeAll { key, callModem in key.backend == backend && callModem == modem }
+            pending.removeAll { key, waiting in key.backend == backend && waiting.modem == modem }
+            for key in liveKeysInOrder(where: { $0.key.backend == backend && $0.modem == modem }) {
+                lastEnded = finish(key, reason: "modem-removed", time: time, out: &out)
+            }
+        }
+
+        if liveBefore == 0, !live.isEmpty, let started {
+            out.append(.busy(started))
+        } else if liveBefore > 0, live.isEmpty, let lastEnded {
+            out.append(.idle(lastEnded))
+        }
+        return out
+    }
+
+    // MARK: - Internals
+
+    /// `.live(.disconnected, _)` is not supposed to happen; treat it as `.ended`.
+    private func normalized(_ phase: CallPhase?) -> CallPhase? {
+        if case .live(.disconnected, _)? = phase { return .ended }
+        return phase
+    }
+
+    private func liveKeysInOrder(where match: (CallSnapshot) -> Bool) -> [CallKey] {
+        live.values
+            .filter { match($0.snapshot) }
+            .sorted { $0.order < $1.order }
+            .map(\.snapshot.key)
+    }
+
+    private mutating func start(
+        _ key: CallKey, modem: String, _ observation: CallObservation,
+        state: CallState, detail: CallDetail, initial: Bool, time: Double,
+        out: inout [TrackerEvent]
+    ) -> CallSnapshot {
+        var direction = observation.direction ?? .unknown
+        if direction == .unknown {
+            switch state {
+            case .incoming: direction = .incoming
+            case .dialing: direction = .outgoing
+            case .connected, .disconnected: direction = .unknown
+            }
+        }
+        let snapshot = CallSnapshot(
+            id: makeID(),
+            key: key,
+            modem: modem,
+            direction: direction,
+            number: observation.number ?? "",
+            name: observation.name ?? "",
+            state: state,
+            detail: detail,
+            reason: observation.reason,
+            multiparty: observation.multiparty ?? false,
+            initial: initial,
+            firstSeen: time,
+            connectedAt: state == .connected ? time : nil,
+            endedAt: nil
+        )
+        live[key] = LiveCall(snapshot: snapshot, order: nextOrder, firstSeenIncoming: state == .incoming)
+        nextOrder &+= 1
+        out.append(.transition(snapshot, previous: nil))
+        return snapshot
+    }
+
+    private mutating func update(
+        _ key: CallKey, _ observation: CallObservation, time: Double,
+        out: inout [TrackerEvent], ended lastEnded: inout CallSnapshot?
+    ) {
+        guard var call = live[key] else { return }
+        let before = call.snapshot
+        var snap = before
+
+        if let direction = observation.direction, direction != .unknown { snap.direction = direction }
+        if let number = observation.number, !number.isEmpty || snap.number.isEmpty { snap.number = number }
+        if let name = observation.name, !name.isEmpty || snap.name.isEmpty { snap.name = name }
+        if let multiparty = observation.multiparty { snap.multiparty = multiparty }
+        if let reason = observation.reason { snap.reason = reason }
+
+        switch normalized(observation.phase) {
+        case .ended?:
+            call.snapshot = snap
+            live[key] = call
+            lastEnded = finish(key, reason: snap.reason, time: time, out: &out)
+            ended.insert(key, snap.modem)
+            return
+        case let .live(state, detail)?:
+            snap.state = state
+            snap.detail = detail
+            if state == .connected, snap.connectedAt == nil { snap.connectedAt = time }
+        case .unknown?, nil:
+            break
+        }
+
+        call.snapshot = snap
+        live[key] = call
+        if snap.state != before.state || snap.detail != before.detail {
+            out.append(.transition(snap, previous: before.state))
+        } else if snap.number != before.number || snap.name != before.name
+                    || snap.multiparty != before.multiparty || snap.direction != before.direction {
+            out.append(.updated(snap))
+        }
+    }
+
+    /// Ends the live call on `key`: `.transition(.disconnected)`, then `.missed` if it applies.
+    /// Leaves no tombstone: only an `.ended` phase does (in `update`), since the object may stay.
+    private mutating func finish(
+        _ key: CallKey, reason: String?, time: Double, out: inout [TrackerEvent]
+    ) -> CallSnapshot? {
+        guard let call = live.removeValue(forKey: key) else { return nil }
+        var snap = call.snapshot
+        let previous = snap.state
+        snap.state = .disconnected
+        snap.detail = nil
+        snap.reason = reason
+        snap.endedAt = time
+        out.append(.transition(snap, previous: previous))
+        if (snap.direction == .incoming || call.firstSeenIncoming) && !snap.everConnected {
+            out.append(.missed(snap))
+        }
+        return snap
+    }
+}
+
+// MARK: - Bounded memory of keys
+
+/// A map from call keys to small values that keeps at most `limit` most recently inserted
+/// entries. Insert, remove and lookup are amortised O(1).
+struct RecentMemory<Value> {
+    private var entries: [CallKey: (stamp: UInt64, value: Value)] = [:]
+    private var order: [(key: CallKey, stamp: UInt64)] = []
+    private var head = 0
+    private var nextStamp: UInt64 = 0
+    let limit: Int
+
+    init(limit: Int) {
+        self.limit = max(0, limit)
+    }
+
+    var count: Int { entries.count }
+
+    func contains(_ key: CallKey) -> Bool { entries[key] != nil }
+
+    mutating func insert(_ key: CallKey, _ value: Value) {
+        guard limit > 0 else { return }
+        let stamp = nextStamp
+        nextStamp &+= 1
+        entries[key] = (stamp, value)
+        order.append((key, stamp))
+        while entries.count > limit, head < order.count {
+            let oldest = order[head]
+            head += 1
+            if entries[oldest.key]?.stamp == oldest.stamp {
+                entries.removeValue(forKey: oldest.key)
+            }
+        }
+        compactIfNeeded()
+    }
+
+    @discardableResult
+    mutating func remove(_ key: CallKey) -> Value? {
+        let removed = entries.removeValue(forKey: key)?.value
+        if entries.isEmpty {
+            order.removeAll(keepingCapacity: order.count <= 2 * limit + 16)
+            head = 0
+        }
+        return removed
+    }
+
+    mutating func removeAll(where match: (CallKey, Value) -> Bool) {
+        for (key, entry) in entries where match(key, entry.value) {
+            entries.removeValue(forKey: key)
+        }
+        compactIfNeeded()
+    }
+
+    /// Drops stale order entries (removed or replaced keys) once they dominate.
+    private mutating func compactIfNeeded() {
+        guard order.count - head > 2 * limit + 16 || head > limit + 16 else { return }
+        order = order[head...].filter { entries[$0.key]?.stamp == $0.stamp }
+        head = 0
+    }
+}
+
+extension CallObservation {
+    /// Fields reported in `newer` replace ours.
+    mutating func merge(_ newer: CallObservation) {
+        if let phase = newer.phase { self.phase = phase }
+        if let direction = newer.direction { self.direction = direction }
+        if let number = newer.number { self.number = number }
+        if let name = newer.name { self.name = name }
+        if let multiparty = newer.multiparty { self.multiparty = multiparty }
+        if let reason = newer.reason { self.reason = reason }
+    }
+}

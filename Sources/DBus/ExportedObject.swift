@@ -1,0 +1,285 @@
+import CDBus
+import Glibc
+
+/// One interface of an exported object: its methods, properties and (for introspection) signals.
+public final class ExportedInterface {
+    /// Returns the reply's arguments, or throws; a thrown `DBusError.remote` becomes that error reply.
+    public typealias MethodHandler = (Message) throws -> [DBusValue]
+
+    public enum Access: String, Sendable { case read, write, readwrite }
+
+    struct Method {
+        let name: String
+        let inSignature: String
+        let outSignature: String
+        let handler: MethodHandler
+    }
+
+    struct Property {
+        let name: String
+        let signature: String
+        let access: Access
+        let get: () -> DBusValue
+        let set: ((DBusValue) throws -> Void)?
+    }
+
+    public let name: String
+    private(set) var methods: [Method] = []
+    private(set) var properties: [Property] = []
+    private(set) var signals: [(name: String, signature: String)] = []
+
+    public init(_ name: String) throws {
+        try DBusName.check(interface: name)
+        self.name = name
+    }
+
+    public func addMethod(_ name: String, in inSignature: String = "", out outSignature: String = "",
+                          _ handler: @escaping MethodHandler) throws {
+        try DBusName.check(member: name)
+        _ = try Signature(inSignature)
+        _ = try Signature(outSignature)
+        methods.append(Method(name: name, inSignature: inSignature, outSignature: outSignature, handler: handler))
+    }
+
+    public func addProperty(_ name: String, signature: String, get: @escaping () -> DBusValue,
+                            set: ((DBusValue) throws -> Void)? = nil) throws {
+        try DBusName.check(member: name)
+        _ = try Signature(signature)
+        properties.append(Property(name: name, signature: signature, access: set == nil ? .read : .readwrite,
+                                   get: get, set: set))
+    }
+
+    public func addSignal(_ name: String, signature: String = "") throws {
+        try DBusName.check(member: name)
+        _ = try Signature(signature)
+        signals.append((name, signature))
+    }
+
+    func method(_ member: String) -> Method? { methods.first { $0.name == member } }
+    func property(_ member: String) -> Property? { properties.first { $0.name == member } }
+
+    /// Current values of every readable property, as `a{sv}` entries.
+    public func propertyValues() -> [String: DBusValue] {
+        var out: [String: DBusValue] = [:]
+        for property in properties where property.access != .write { out[property.name] = property.get() }
+        return out
+    }
+}
+
+/// An object this connection answers for at one path.
+public final class ExportedObject {
+    public let path: ObjectPath
+    public private(set) var interfaces: [ExportedInterface]
+
+    public init(path: ObjectPath, interfaces: [ExportedInterface]) {
+        self.path = path
+        self.interfaces = interfaces
+    }
+
+    public func interface(_ name: String) -> ExportedInterface? { interfaces.first { $0.name == name } }
+}
+
+extension Connection {
+    /// Starts answering method calls on `object.path`, including `Properties` and `Introspect`.
+    public func export(_ object: ExportedObject) {
+        exportedObjects[object.path.rawValue] = object
+    }
+
+    public func unexport(_ path: ObjectPath) {
+        exportedObjects.removeValue(forKey: path.rawValue)
+    }
+
+    /// Emits `org.freedesktop.DBus.Properties.PropertiesChanged` for an exported interface.
+    public func emitPropertiesChanged(path: ObjectPath, interface: String, changed: [String: DBusValue],
+                                      invalidated: [String] = []) throws {
+        let message = try Message.signal(path: path, interface: BusDaemon.propertiesInterface,
+                                         member: "PropertiesChanged")
+        try message.append(interface, Connection.propertyMap(changed), invalidated)
+        try send(message)
+    }
+
+    static func propertyMap(_ values: [String: DBusValue]) -> [String: Variant] {
+        values.mapValues { Variant($0) }
+    }
+
+    /// Answers a method call addressed to an exported object. Returns false when nothing here
+    /// knows the path, so libdbus sends its own UnknownMethod error.
+    func handleMethodCall(_ call: Message) -> Bool {
+        guard let path = call.path, let member = call.member else { return false }
+        let interface = call.interface
+        guard let object = exportedObjects[path] else {
+            if interface == BusDaemon.introspectableInterface || interface == nil, member == "Introspect",
+               !childNodes(of: path).isEmpty {
+                reply(to: call, [.string(introspection(path: path, object: nil))])
+                return true
+            }
+            replyError(to: call, name: "org.freedesktop.DBus.Error.UnknownObject", "no object at \(path)")
+            return true
+        }
+        do {
+            switch (interface, member) {
+            case (BusDaemon.introspectableInterface, "Introspect"), (nil, "Introspect"):
+                reply(to: call, [.string(introspection(path: path, object: object))])
+            case (BusDaemon.propertiesInterface, "Get"):
+                let (name, property) = try call.decode(String.self, String.self)
+                let found = try findProperty(object, name, property)
+                reply(to: call, [.variant(found.get())])
+            case (BusDaemon.propertiesInterface, "GetAll"):
+                let name = try call.decode(String.self)
+                guard let target = object.interface(name) else {
+                    throw DBusError.remote(name: "org.freedesktop.DBus.Error.UnknownInterface",
+                                           message: "no interface \(name) at \(path)")
+                }
+                reply(to: call, [Connection.propertyMap(target.propertyValues()).dbusValue])
+            case (BusDaemon.propertiesInterface, "Set"):
+                let (name, property, value) = try call.decode(String.self, String.self, Variant.self)
+                let found = try findProperty(object, name, property)
+                guard let setter = found.set else {
+                    throw DBusError.remote(name: "org.freedesktop.DBus.Error.PropertyReadOnly",
+                                           message: "\(property) is read-only")
+                }
+                guard value.value.signatureString == found.signature else {
+                    throw DBusError.remote(name: "org.freedesktop.DBus.Error.InvalidArgs",
+                                           message: "\(property) takes '\(found.signature)'")
+                }
+                try setter(value.value)
+                reply(to: call, [])
+            default:
+                let candidates = interface.map { object.interface($0).map { [$0] } ?? [] } ?? object.interfaces
+                guard let method = candidates.lazy.compactMap({ $0.method(member) }).first else {
+                    throw DBusError.remote(name: "org.freedesktop.DBus.Error.UnknownMethod",
+                                           message: "no method \(member) on \(interface ?? "any interface") at \(path)")
+                }
+                guard call.hasSignature(method.inSignature) else {
+                    throw DBusError.remote(name: "org.freedesktop.DBus.Error.InvalidArgs",
+                                           message: "\(member) takes '\(method.inSignature)', got '\(call.signature)'")
+                }
+                let values = try method.handler(call)
+                let produced = values.map(\.signatureString).joined()
+                guard produced == method.outSignature else {
+                    throw DBusError.remote(name: "org.freedesktop.DBus.Error.Failed",
+                                           message: "\(member) produced '\(produced)', declared '\(method.outSignature)'")
+                }
+                reply(to: call, values)
+            }
+        } catch let error as DBusError {
+            switch error {
+            case .remote(let name, let message): replyError(to: call, name: name, message)
+            case .signatureMismatch, .typeMismatch:
+                replyError(to: call, name: "org.freedesktop.DBus.Error.InvalidArgs", error.description)
+            default: replyError(to: call, name: "org.freedesktop.DBus.Error.Failed", error.description)
+            }
+        } catch {
+            replyError(to: call, name: "org.freedesktop.DBus.Error.Failed", "\(error)")
+        }
+        return true
+    }
+
+    private func findProperty(_ object: ExportedObject, _ interface: String, _ name: String) throws
+        -> ExportedInterface.Property
+    {
+        guard let target = object.interface(interface) else {
+            throw DBusError.remote(name: "org.freedesktop.DBus.Error.UnknownInterface",
+                                   message: "no interface \(interface) at \(object.path)")
+        }
+        guard let property = target.property(name) else {
+            throw DBusError.remote(name: "org.freedesktop.DBus.Error.UnknownProperty",
+                                   message: "no property \(name) on \(interface)")
+        }
+        return property
+    }
+
+    private func reply(to call: Message, _ values: [DBusValue]) {
+        guard !call.noReply else { return }
+        let reply = call.makeReply()
+        do {
+            try reply.append(values: values)
+            try send(reply)
+        } catch {
+            replyError(to: call, name: "org.freedesktop.DBus.Error.Failed", "\(error)")
+        }
+    }
+
+    private func replyError(to call: Message, name: String, _ text: String) {
+        guard !call.noReply else { return }
+        _ = try? send(call.makeErrorReply(name: name, message: text))
+    }
+
+    /// Names of the exported paths directly below `path`.
+    private func childNodes(of path: String) -> [String] {
+        let prefix = path == "/" ? "/" : path + "/"
+        var children = Set<String>()
+        for exported in exportedObjects.keys where exported.hasPrefix(prefix) && exported != path {
+            if let first = exported.dropFirst(prefix.count).split(separator: "/").first { children.insert(String(first)) }
+        }
+        return children.sorted()
+    }
+
+    private func introspection(path: String, object: ExportedObject?) -> String {
+        var xml = """
+        <!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">
+        <node>
+
+        """
+        if let object {
+            xml += """
+             <interface name="org.freedesktop.DBus.Introspectable">
+              <method name="Introspect"><arg name="xml_data" type="s" direction="out"/></method>
+             </interface>
+             <interface name="org.freedesktop.DBus.Properties">
+              <method name="Get"><arg name="interface" type="s" direction="in"/><arg name="name" type="s" direction="in"/><arg name="value" type="v" direction="out"/></method>
+              <method name="GetAll"><arg name="interface" type="s" direction="in"/><arg name="properties" type="a{sv}" direction="out"/></method>
+              <method name="Set"><arg name="interface" type="s" direction="in"/><arg name="name" type="s" direction="in"/><arg name="value" type="v" direction="in"/></method>
+              <signal name="PropertiesChanged"><arg name="interface" type="s"/><arg name="changed" type="a{sv}"/><arg name="invalidated" type="as"/></signal>
+             </interface>
+
+            """
+            for interface in object.interfaces {
+                xml += " <interface name=\"\(interface.name)\">\n"
+                for method in interface.methods {
+                    xml += "  <method name=\"\(method.name)\">"
+                    for type in Connection.splitSignature(method.inSignature) {
+                        xml += "<arg type=\"\(type)\" direction=\"in\"/>"
+                    }
+                    for type in Connection.splitSignature(method.outSignature) {
+                        xml += "<arg type=\"\(type)\" direction=\"out\"/>"
+                    }
+                    xml += "</method>\n"
+                }
+                for signal in interface.signals {
+                    xml += "  <signal name=\"\(signal.name)\">"
+                    for type in Connection.splitSignature(signal.signature) { xml += "<arg type=\"\(type)\"/>" }
+                    xml += "</signal>\n"
+                }
+                for property in interface.properties {
+                    xml += "  <property name=\"\(property.name)\" type=\"\(property.signature)\" access=\"\(property.access.rawValue)\"/>\n"
+                }
+                xml += " </interface>\n"
+            }
+        }
+        for child in childNodes(of: path) { xml += " <node name=\"\(child)\"/>\n" }
+        return xml + "</node>\n"
+    }
+
+    /// Splits a signature into its complete types ("sa{sv}as" → ["s", "a{sv}", "as"]).
+    static func splitSignature(_ signature: String) -> [String] {
+        var types: [String] = []
+        var current = ""
+        var depth = 0
+        for character in signature {
+            current.append(character)
+            switch character {
+            case "(", "{": depth += 1
+            case ")", "}": depth -= 1
+            case "a": continue
+            default: break
+            }
+            if depth == 0 && character != "a" {
+                types.append(current)
+                current = ""
+            }
+        }
+        return types
+    }
+}

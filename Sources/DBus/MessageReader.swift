@@ -1,0 +1,156 @@
+import CDBus
+import Glibc
+
+/// Reads a message body argument by argument, checking each type as it goes.
+/// A mismatch is a thrown `DBusError`, never a trap.
+public struct MessageReader {
+    var iter = DBusMessageIter()
+    /// Keeps the message alive: the iterator points into its buffer.
+    let message: Message
+
+    init(message: Message) {
+        self.message = message
+        dbus_message_iter_init(message.raw, &iter)
+    }
+
+    private init(parent: MessageReader) {
+        message = parent.message
+    }
+
+    public var isAtEnd: Bool {
+        mutating get { dbus_message_iter_get_arg_type(&iter) == CDBUS_TYPE_INVALID }
+    }
+
+    /// The signature of the argument under the cursor ("" at the end).
+    public mutating func currentSignature() -> String {
+        guard !isAtEnd, let raw = dbus_message_iter_get_signature(&iter) else { return "" }
+        defer { dbus_free(raw) }
+        return String(cString: raw)
+    }
+
+    mutating func expect(_ code: Int32, _ signature: @autoclosure () -> String) throws {
+        guard dbus_message_iter_get_arg_type(&iter) == code else {
+            throw DBusError.typeMismatch(expected: signature(), actual: currentSignature())
+        }
+    }
+
+    mutating func readBasic(_ code: Int32, _ signature: @autoclosure () -> String) throws -> DBusBasicValue {
+        try expect(code, signature())
+        var value = DBusBasicValue()
+        dbus_message_iter_get_basic(&iter, &value)
+        dbus_message_iter_next(&iter)
+        return value
+    }
+
+    mutating func readString(_ code: Int32, _ signature: @autoclosure () -> String) throws -> String {
+        let value = try readBasic(code, signature())
+        guard let pointer = value.str else { return "" }
+        return String(cString: pointer)
+    }
+
+    /// Reads one container (array, struct, dict entry or variant) with `body` positioned inside it.
+    mutating func readContainer<T>(
+        _ code: Int32, _ signature: @autoclosure () -> String, _ body: (inout MessageReader) throws -> T
+    ) throws -> T {
+        try expect(code, signature())
+        var inner = MessageReader(parent: self)
+        dbus_message_iter_recurse(&iter, &inner.iter)
+        let result = try body(&inner)
+        dbus_message_iter_next(&iter)
+        return result
+    }
+
+    /// Reads an array whose elements have `elementSignature`, one element at a time.
+    public mutating func readArray<T>(
+        elementSignature: String, _ element: (inout MessageReader) throws -> T
+    ) throws -> [T] {
+        let expected = "a" + elementSignature
+        // An empty array has no elements to check, so compare the declared element type.
+        let actual = currentSignature()
+        guard actual == expected else { throw DBusError.typeMismatch(expected: expected, actual: actual) }
+        return try readContainer(CDBUS_TYPE_ARRAY, expected) { inner in
+            var items: [T] = []
+            while !inner.isAtEnd { items.append(try element(&inner)) }
+            return items
+        }
+    }
+
+    /// Reads a struct; `body` reads its fields in order and must consume them all.
+    public mutating func readStruct<T>(signature: String, _ body: (inout MessageReader) throws -> T) throws -> T {
+        try readContainer(CDBUS_TYPE_STRUCT, signature) { inner in
+            let value = try body(&inner)
+            guard inner.isAtEnd else {
+                throw DBusError.typeMismatch(expected: signature, actual: "(…" + inner.currentSignature() + "…)")
+            }
+            return value
+        }
+    }
+
+    /// Reads one dict entry `{KV}` inside an array.
+    public mutating func readDictEntry<T>(signature: String, _ body: (inout MessageReader) throws -> T) throws -> T {
+        try readContainer(CDBUS_TYPE_DICT_ENTRY, signature, body)
+    }
+
+    /// Reads a variant's content, whatever its type.
+    public mutating func readVariant() throws -> DBusValue {
+        try readContainer(CDBUS_TYPE_VARIANT, "v") { inner in try inner.readValue() }
+    }
+
+    /// Reads the argument under the cursor, whatever its type.
+    public mutating func readValue() throws -> DBusValue {
+        let code = dbus_message_iter_get_arg_type(&iter)
+        switch code {
+        case CDBUS_TYPE_BYTE: return .byte(try readBasic(code, "y").byt)
+        case CDBUS_TYPE_BOOLEAN: return .bool(try readBasic(code, "b").bool_val != 0)
+        case CDBUS_TYPE_INT16: return .int16(try readBasic(code, "n").i16)
+        case CDBUS_TYPE_UINT16: return .uint16(try readBasic(code, "q").u16)
+        case CDBUS_TYPE_INT32: return .int32(try readBasic(code, "i").i32)
+        case CDBUS_TYPE_UINT32: return .uint32(try readBasic(code, "u").u32)
+        case CDBUS_TYPE_INT64: return .int64(Int64(try readBasic(code, "x").i64))
+        case CDBUS_TYPE_UINT64: return .uint64(UInt64(try readBasic(code, "t").u64))
+        case CDBUS_TYPE_DOUBLE: return .double(try readBasic(code, "d").dbl)
+        case CDBUS_TYPE_STRING: return .string(try readString(code, "s"))
+        case CDBUS_TYPE_OBJECT_PATH: return .objectPath(ObjectPath(trusted: try readString(code, "o")))
+        case CDBUS_TYPE_SIGNATURE: return .signature(Signature(trusted: try readString(code, "g")))
+        case CDBUS_TYPE_UNIX_FD: return .unixFD(UnixFD(taking: try readBasic(code, "h").fd))
+        case CDBUS_TYPE_VARIANT: return .variant(try readVariant())
+        case CDBUS_TYPE_STRUCT:
+            return try readContainer(code, "(…)") { inner in
+                var fields: [DBusValue] = []
+                while !inner.isAtEnd { fields.append(try inner.readValue()) }
+                return .structure(fields)
+            }
+        case CDBUS_TYPE_ARRAY:
+            let signature = currentSignature()
+            let element = String(signature.dropFirst())
+            if element.hasPrefix("{") {
+                let inside = element.dropFirst().dropLast()
+                let keySignature = String(inside.prefix(1))  // dict keys are always basic types
+                let valueSignature = String(inside.dropFirst())
+                return try readContainer(code, signature) { inner in
+                    var entries: [DBusValue.DictEntry] = []
+                    while !inner.isAtEnd {
+                        entries.append(try inner.readDictEntry(signature: element) { entry in
+                            DBusValue.DictEntry(try entry.readValue(), try entry.readValue())
+                        })
+                    }
+                    return .dictionary(
+                        keySignature: Signature(trusted: keySignature),
+                        valueSignature: Signature(trusted: valueSignature), entries)
+                }
+            }
+            return try readContainer(code, signature) { inner in
+                var items: [DBusValue] = []
+                while !inner.isAtEnd { items.append(try inner.readValue()) }
+                return .array(elementSignature: Signature(trusted: element), items)
+            }
+        default:
+            throw DBusError.typeMismatch(expected: "a value", actual: isAtEnd ? "end of body" : currentSignature())
+        }
+    }
+
+    /// Reads one argument of a statically known type.
+    public mutating func read<T: DBusType>(_ type: T.Type = T.self) throws -> T {
+        try T(from: &self)
+    }
+}

@@ -1,0 +1,498 @@
+'''ModemManager voice-call mock for telwatch's integration tests (python3-dbusmock template).
+
+Start it on a PRIVATE bus only (see README.md beside this file):
+
+    DBUS_SYSTEM_BUS_ADDRESS=unix:path=$d/bus /usr/bin/python3 -m dbusmock --system \
+        -t Tests/Fixtures/dbusmock/modemmanager.py [-p '{"modems": 1, "calls": [...]}']
+
+It owns org.freedesktop.ModemManager1 with the daemon's own paths and interfaces:
+
+    /org/freedesktop/ModemManager1          org.freedesktop.DBus.ObjectManager (modems only)
+                                            org.freedesktop.ModemManager1 (Version; no-op methods)
+    /org/freedesktop/ModemManager1/Modem/N  org.freedesktop.ModemManager1.Modem (properties only)
+                                            org.freedesktop.ModemManager1.Modem.Voice
+    /org/freedesktop/ModemManager1/Call/N   org.freedesktop.ModemManager1.Call (NOT in the ObjectManager)
+
+Modem and call numbers count from 0 for the life of the process and are never reused, like the
+daemon's; restarting the mock restarts them, as restarting ModemManager does.
+
+Control methods, on org.freedesktop.DBus.Mock at /org/freedesktop/ModemManager1. Each one puts
+its signals on the bus before it replies, so once `gdbus call` returns they have been sent.
+
+    AddModem(s name) -> o           New modem with Voice; InterfacesAdded. `name` becomes Model.
+    RemoveModem(o modem)            InterfacesRemoved; its calls vanish with no CallDeleted/StateChanged
+                                    (the daemon drops them with the modem).
+    Ring(o modem, s number) -> o    Incoming call: PropertiesChanged(Voice.Calls), then CallAdded, the
+                                    call already State 3 RINGING_IN, StateReason 2, Direction 1; no
+                                    StateChanged. number "" = a bare RING (no +CLIP yet).
+    Wait(o modem, s number) -> o    Same, as a waiting call: State 6 WAITING, StateReason 2, Direction 1.
+    Dial(o modem, s number) -> o    What a client's CreateCall + Start puts on the bus: CallAdded with
+                                    State 0 UNKNOWN, Direction 2, then StateChanged(0, 1, 1) and
+                                    PropertiesChanged(State, StateReason) -> 1 DIALING.
+    SetNumber(o call, s number)     A late +CLIP: PropertiesChanged with Number only (nothing when unchanged).
+    SetState(o call, i state, u reason)
+                                    Any transition, any integer (unknown values too): StateChanged(old,
+                                    new, reason), then PropertiesChanged with State (and StateReason when
+                                    it changed). Like the daemon, nothing at all when state == old state.
+    RemoteHangup(o call)            SetState(call, 7 TERMINATED, 4 terminated). The call stays listed.
+    Delete(o call)                  As Voice.DeleteCall: object removed, PropertiesChanged(Calls), CallDeleted.
+
+Real methods (besides org.freedesktop.DBus.Properties Get/GetAll on every object):
+    Voice: ListCalls() -> ao (newest first, as the daemon), CreateCall(a{sv} {"number": s}) -> o
+           (State 0 UNKNOWN, Direction 2; needs Start), DeleteCall(o), HangupAll(), HoldAndAccept(),
+           HangupAndAccept(), Transfer(), CallWaitingSetup(b), CallWaitingQuery() -> b.
+    Call:  Start (0 -> 1 DIALING, reason 1), Accept (3 -> 4 ACTIVE, reason 3), Hangup (-> 7, reason 4),
+           Deflect(s) (3/6 -> 7, reason 9), JoinMultiparty, LeaveMultiparty, SendDtmf(s) (no-op when
+           active). They check states and fail with org.freedesktop.ModemManager1.Error.Core.* as the
+           daemon does; polkit is not modelled (everything is allowed).
+
+Template parameters (-p JSON, all optional):
+    "modems": N      modems present at start (default 1, the first is .../Modem/0).
+    "calls": [ {...}, ... ]
+                     calls already live at start (no signals), for start-up sync tests. Keys:
+                     "modem" (index into the start-up modems, default 0), "state" (int, default 4
+                     ACTIVE), "direction" (int; default 2 for states 0-2, else 1), "number" (default
+                     ""), "reason" (int; default: what the daemon would have set for that state),
+                     "multiparty" (bool, default false).
+'''
+
+import dbus
+
+from dbusmock import MOCK_IFACE
+from dbusmock.mockobject import OBJECT_MANAGER_IFACE, objects
+
+BUS_NAME = 'org.freedesktop.ModemManager1'
+MAIN_OBJ = '/org/freedesktop/ModemManager1'
+MAIN_IFACE = 'org.freedesktop.ModemManager1'
+SYSTEM_BUS = True
+# dbusmock's automatic ObjectManager reports every object below MAIN_OBJ, calls included; the
+# daemon's covers modems only, so GetManagedObjects is provided by this template instead.
+IS_OBJECT_MANAGER = False
+
+MODEM_IFACE = 'org.freedesktop.ModemManager1.Modem'
+VOICE_IFACE = 'org.freedesktop.ModemManager1.Modem.Voice'
+CALL_IFACE = 'org.freedesktop.ModemManager1.Call'
+MODEM_PREFIX = MAIN_OBJ + '/Modem/'
+CALL_PREFIX = MAIN_OBJ + '/Call/'
+
+# MMCallState
+UNKNOWN, DIALING, RINGING_OUT, RINGING_IN, ACTIVE, HELD, WAITING, TERMINATED = range(8)
+# MMCallStateReason
+(R_UNKNOWN, R_OUTGOING_STARTED, R_INCOMING_NEW, R_ACCEPTED, R_TERMINATED, R_REFUSED_OR_BUSY,
+ R_ERROR, R_AUDIO_SETUP_FAILED, R_TRANSFERRED, R_DEFLECTED) = range(10)
+# MMCallDirection
+D_UNKNOWN, D_INCOMING, D_OUTGOING = range(3)
+
+MODEM_STATE_REGISTERED = 8
+
+
+def _core_error(kind, message):
+    return dbus.exceptions.DBusException(message, name='org.freedesktop.ModemManager1.Error.Core.' + kind)
+
+
+def _mock_error(message):
+    # dbusmock's own name for "no such object" (InvalidArgs would make gdbus blame the signature).
+    return dbus.exceptions.DBusException(message, name='org.freedesktop.DBus.Mock.NameError')
+
+
+def _add_method(obj, iface, name, in_sig, out_sig, impl):
+    '''Register impl as a D-Bus method of obj.
+
+    dbusmock only runs a "code" argument that is a plain function (types.FunctionType, so not a
+    bound method) and passes it the receiving object first; the lambda adapts both.
+    '''
+    obj.AddMethod(iface, name, in_sig, out_sig, lambda _receiver, *args: impl(*args))
+
+
+def _as_int32(value):
+    '''StateChanged carries the reason as u, the StateReason property as i: wrap like C does.'''
+    value = int(value) & 0xFFFFFFFF
+    return dbus.Int32(value - 0x100000000 if value >= 0x80000000 else value)
+
+
+def _valid_number(number):
+    '''The daemon's own check: non-empty, no control characters, no ';'.'''
+    if not number:
+        raise _core_error('InvalidArgs', 'missing number')
+    if any(ord(c) < 0x20 or c == ';' for c in number):
+        raise _core_error('InvalidArgs', 'invalid character in number')
+
+
+class _ModemManager:
+    '''All the state of one mock instance; dbusmock's Reset() builds a fresh one.'''
+
+    def __init__(self, mock):
+        self.mock = mock
+        self.modems = []          # modem paths, in creation order
+        self.calls = {}           # modem path -> call paths, newest first (the daemon prepends)
+        self.call_modem = {}      # call path -> modem path
+        self.next_modem = 0
+        self.next_call = 0
+        self.call_waiting = {}    # modem path -> CallWaitingSetup flag
+
+    # ---- lookups ---------------------------------------------------------------------------
+
+    def modem(self, path):
+        if path not in self.calls:
+            raise _mock_error(f'no such modem: {path}')
+        return objects[path]
+
+    def call(self, path):
+        if path not in self.call_modem:
+            raise _mock_error(f'no such call: {path}')
+        return objects[path]
+
+    @staticmethod
+    def state_of(path):
+        return int(objects[path].props[CALL_IFACE]['State'])
+
+    # ---- property plumbing -----------------------------------------------------------------
+
+    @staticmethod
+    def store(obj, iface, changes):
+        '''Store new property values; return only those that really changed, because a GDBus
+        skeleton (which the daemon uses) leaves unchanged values out of PropertiesChanged.'''
+        props = obj.props[iface]
+        changed = {k: v for k, v in changes.items() if k not in props or props[k] != v}
+        props.update(changed)
+        return changed
+
+    @staticmethod
+    def emit_changed(obj, iface, changed):
+        if changed:
+            obj.EmitSignal(dbus.PROPERTIES_IFACE, 'PropertiesChanged', 'sa{sv}as',
+                           [iface, dbus.Dictionary(changed, signature='sv'), dbus.Array([], signature='s')])
+
+    def publish_call_list(self, modem_path):
+        obj = objects[modem_path]
+        paths = dbus.Array([dbus.ObjectPath(p) for p in self.calls[modem_path]], signature='o')
+        self.emit_changed(obj, VOICE_IFACE, self.store(obj, VOICE_IFACE, {'Calls': paths}))
+
+    # ---- modems ----------------------------------------------------------------------------
+
+    def add_modem(self, name, announce):
+        index = self.next_modem
+        self.next_modem += 1
+        path = f'{MODEM_PREFIX}{index}'
+        device = f'/sys/devices/telwatch-mock/modem{index}'
+        self.mock.AddObject(path, MODEM_IFACE, {
+            'Sim': dbus.ObjectPath('/'),
+            'Bearers': dbus.Array([], signature='o'),
+            'SupportedCapabilities': dbus.Array([dbus.UInt32(4)], signature='u'),
+            'CurrentCapabilities': dbus.UInt32(4),            # GSM/UMTS
+            'MaxBearers': dbus.UInt32(1),
+            'MaxActiveBearers': dbus.UInt32(1),
+            'Manufacturer': dbus.String('telwatch'),
+            'Model': dbus.String(name or 'Mock Modem'),
+            'Revision': dbus.String('mock-1'),
+            'HardwareRevision': dbus.String(''),
+            'DeviceIdentifier': dbus.String(f'{index:040x}'),
+            'Device': dbus.String(device),
+            'Drivers': dbus.Array(['mock'], signature='s'),
+            'Plugin': dbus.String('generic'),
+            'PrimaryPort': dbus.String(f'mock{index}'),
+            'Ports': dbus.Array([dbus.Struct((f'mock{index}', dbus.UInt32(3)), signature='su')],
+                                signature='(su)'),
+            'EquipmentIdentifier': dbus.String(f'35693800{index:07d}'),
+            'UnlockRequired': dbus.UInt32(1),                 # MM_MODEM_LOCK_NONE
+            'State': dbus.Int32(MODEM_STATE_REGISTERED),
+            'StateFailedReason': dbus.UInt32(0),
+            'AccessTechnologies': dbus.UInt32(0),
+            'SignalQuality': dbus.Struct((dbus.UInt32(80), dbus.Boolean(True)), signature='ub'),
+            'OwnNumbers': dbus.Array([], signature='s'),
+            'PowerState': dbus.UInt32(3),                     # on
+        }, [])
+        obj = objects[path]
+        obj.props[VOICE_IFACE] = {
+            'Calls': dbus.Array([], signature='o'),
+            'EmergencyOnly': dbus.Boolean(False),
+        }
+        self.modems.append(path)
+        self.calls[path] = []
+        self.call_waiting[path] = False
+        self.add_voice_methods(obj, path)
+        if announce:
+            self.mock.EmitSignal(OBJECT_MANAGER_IFACE, 'InterfacesAdded', 'oa{sa{sv}}',
+                                 [dbus.ObjectPath(path), obj.props])
+        return path
+
+    def remove_modem(self, path):
+        obj = self.modem(path)
+        interfaces = dbus.Array(list(obj.props), signature='s')
+        # Calls die with the modem: unexported without CallDeleted or StateChanged.
+        for call_path in self.calls.pop(path):
+            del self.call_modem[call_path]
+            self.mock.RemoveObject(call_path)
+        self.modems.remove(path)
+        del self.call_waiting[path]
+        self.mock.RemoveObject(path)
+        self.mock.EmitSignal(OBJECT_MANAGER_IFACE, 'InterfacesRemoved', 'oas',
+                             [dbus.ObjectPath(path), interfaces])
+
+    def managed_objects(self):
+        return dbus.Dictionary({dbus.ObjectPath(p): objects[p].props for p in self.modems},
+                               signature='oa{sa{sv}}')
+
+    # ---- calls -----------------------------------------------------------------------------
+
+    def add_call(self, modem_path, state, reason, direction, number, multiparty=False, announce=True):
+        '''Export a call object already in its first state, then announce it like the daemon:
+        the Calls property is flushed (PropertiesChanged) before CallAdded is emitted.'''
+        self.modem(modem_path)
+        path = f'{CALL_PREFIX}{self.next_call}'
+        self.next_call += 1
+        self.mock.AddObject(path, CALL_IFACE, {
+            'State': dbus.Int32(state),
+            'StateReason': _as_int32(reason),
+            'Direction': dbus.Int32(direction),
+            'Number': dbus.String(number),
+            'Multiparty': dbus.Boolean(multiparty),
+            'AudioPort': dbus.String(''),
+            'AudioFormat': dbus.Dictionary({}, signature='sv'),
+        }, [])
+        self.add_call_methods(objects[path], path)
+        self.call_modem[path] = modem_path
+        self.calls[modem_path].insert(0, path)
+        if announce:
+            self.publish_call_list(modem_path)
+            objects[modem_path].EmitSignal(VOICE_IFACE, 'CallAdded', 'o', [dbus.ObjectPath(path)])
+        else:
+            self.store(objects[modem_path], VOICE_IFACE, {
+                'Calls': dbus.Array([dbus.ObjectPath(p) for p in self.calls[modem_path]], signature='o')})
+        return path
+
+    def delete_call(self, path):
+        modem_path = self.call_modem.pop(path)
+        self.calls[modem_path].remove(path)
+        self.mock.RemoveObject(path)
+        self.publish_call_list(modem_path)
+        objects[modem_path].EmitSignal(VOICE_IFACE, 'CallDeleted', 'o', [dbus.ObjectPath(path)])
+
+    def change_state(self, path, new_state, reason, also=None):
+        '''The daemon's only way to move a call: store State/StateReason, emit StateChanged, and
+        the skeleton's PropertiesChanged follows. A "change" to the current state emits no
+        StateChanged. `also` holds other properties changed in the same step (Multiparty); a
+        skeleton coalesces them into that one PropertiesChanged.'''
+        obj = self.call(path)
+        old_state = self.state_of(path)
+        changes = dict(also or {})
+        if old_state != int(new_state):
+            changes.update(State=dbus.Int32(new_state), StateReason=_as_int32(reason))
+        changed = self.store(obj, CALL_IFACE, changes)
+        if old_state != int(new_state):
+            obj.EmitSignal(CALL_IFACE, 'StateChanged', 'iiu',
+                           [dbus.Int32(old_state), dbus.Int32(new_state), dbus.UInt32(int(reason) & 0xFFFFFFFF)])
+        self.emit_changed(obj, CALL_IFACE, changed)
+
+    def set_property(self, path, name, value):
+        obj = self.call(path)
+        self.emit_changed(obj, CALL_IFACE, self.store(obj, CALL_IFACE, {name: value}))
+
+    def calls_in(self, modem_path, *states):
+        return [p for p in self.calls[modem_path] if self.state_of(p) in states]
+
+    # ---- Modem.Voice methods ---------------------------------------------------------------
+
+    def add_voice_methods(self, obj, modem_path):
+        def list_calls():
+            return dbus.Array(self.calls[modem_path], signature='o')
+
+        def create_call(properties):
+            number = ''
+            for key, value in properties.items():
+                if key == 'number':
+                    number = str(value)
+                elif key != 'dtmf-tone-duration':
+                    raise _core_error('InvalidArgs', f"Invalid properties dictionary, unexpected key '{key}'")
+            _valid_number(number)
+            return self.add_call(modem_path, UNKNOWN, R_UNKNOWN, D_OUTGOING, number)
+
+        def delete_call(path):
+            if path not in self.calls[modem_path]:
+                raise _core_error('NotFound', f"No call found with path '{path}'")
+            self.delete_call(path)
+
+        def next_to_accept():
+            # The daemon walks its list (newest first): the last WAITING call seen wins, else
+            # the first HELD one.
+            waiting = self.calls_in(modem_path, WAITING)
+            if waiting:
+                return waiting[-1]
+            held = self.calls_in(modem_path, HELD)
+            return held[0] if held else None
+
+        def hold_and_accept():
+            active, nxt = self.calls_in(modem_path, ACTIVE), next_to_accept()
+            for p in active:
+                self.change_state(p, HELD, R_UNKNOWN)
+            if nxt:
+                self.change_state(nxt, ACTIVE, R_ACCEPTED)
+
+        def hangup_and_accept():
+            active, nxt = self.calls_in(modem_path, ACTIVE), next_to_accept()
+            for p in active:
+                self.change_state(p, TERMINATED, R_TERMINATED)
+            if nxt:
+                self.change_state(nxt, ACTIVE, R_ACCEPTED)
+
+        def hangup_all():
+            # Like the daemon: only the calls +CHUP surely ends; held/waiting ones are left.
+            for p in self.calls_in(modem_path, DIALING, RINGING_OUT, RINGING_IN, ACTIVE):
+                self.change_state(p, TERMINATED, R_TERMINATED)
+
+        def transfer():
+            for p in self.calls_in(modem_path, ACTIVE, HELD):
+                self.change_state(p, TERMINATED, R_TRANSFERRED)
+
+        def call_waiting_setup(enable):
+            self.call_waiting[modem_path] = bool(enable)
+
+        for name, in_sig, out_sig, impl in [
+                ('ListCalls', '', 'ao', list_calls),
+                ('CreateCall', 'a{sv}', 'o', create_call),
+                ('DeleteCall', 'o', '', delete_call),
+                ('HoldAndAccept', '', '', hold_and_accept),
+                ('HangupAndAccept', '', '', hangup_and_accept),
+                ('HangupAll', '', '', hangup_all),
+                ('Transfer', '', '', transfer),
+                ('CallWaitingSetup', 'b', '', call_waiting_setup),
+                ('CallWaitingQuery', '', 'b', lambda: dbus.Boolean(self.call_waiting[modem_path])),
+        ]:
+            _add_method(obj, VOICE_IFACE, name, in_sig, out_sig, impl)
+
+    # ---- Call methods ----------------------------------------------------------------------
+
+    def add_call_methods(self, obj, path):
+        def require(states, message, kind='Failed'):
+            if self.state_of(path) not in states:
+                raise _core_error(kind, message)
+
+        def start():
+            require((UNKNOWN,), 'This call was not in unknown state, cannot start it')
+            self.change_state(path, DIALING, R_OUTGOING_STARTED)
+
+        def accept():
+            require((RINGING_IN,), 'This call was not ringing, cannot accept')
+            self.change_state(path, ACTIVE, R_ACCEPTED)
+
+        def deflect(number):
+            _valid_number(number)
+            require((RINGING_IN, WAITING), 'This call was not ringing/waiting, cannot deflect')
+            self.change_state(path, TERMINATED, R_DEFLECTED)
+
+        def hangup():
+            if self.state_of(path) in (UNKNOWN, TERMINATED):
+                raise _core_error('Failed', 'This call was not active, cannot hangup')
+            self.change_state(path, TERMINATED, R_TERMINATED)
+
+        def send_dtmf(_dtmf):
+            require((ACTIVE,), 'This call was not active, cannot send DTMF')
+
+        def multiparty(p):
+            return bool(objects[p].props[CALL_IFACE]['Multiparty'])
+
+        def join_multiparty():
+            if multiparty(path):
+                raise _core_error('WrongState', 'this call is already part of a multiparty call')
+            require((HELD,), 'invalid call state: must be held', 'WrongState')
+            for p in self.calls_in(self.call_modem[path], ACTIVE, HELD):
+                self.change_state(p, ACTIVE, R_UNKNOWN, {'Multiparty': dbus.Boolean(True)})
+
+        def leave_multiparty():
+            if not multiparty(path):
+                raise _core_error('WrongState', 'this call is not part of a multiparty call')
+            require((ACTIVE, HELD), 'invalid call state: must be either active or held', 'WrongState')
+            others = [p for p in self.calls_in(self.call_modem[path], ACTIVE, HELD)
+                      if p != path and multiparty(p)]
+            # A multiparty call of one is no multiparty call: the last partner leaves it too.
+            last = {'Multiparty': dbus.Boolean(False)} if len(others) == 1 else None
+            for p in others:
+                self.change_state(p, HELD, R_UNKNOWN, last)
+            self.change_state(path, ACTIVE, R_UNKNOWN, {'Multiparty': dbus.Boolean(False)})
+
+        for name, in_sig, impl in [
+                ('Start', '', start),
+                ('Accept', '', accept),
+                ('Deflect', 's', deflect),
+                ('Hangup', '', hangup),
+                ('SendDtmf', 's', send_dtmf),
+                ('JoinMultiparty', '', join_multiparty),
+                ('LeaveMultiparty', '', leave_multiparty),
+        ]:
+            _add_method(obj, CALL_IFACE, name, in_sig, '', impl)
+
+    # ---- control methods (org.freedesktop.DBus.Mock) ---------------------------------------
+
+    def ctl_ring(self, modem, number):
+        return self.add_call(modem, RINGING_IN, R_INCOMING_NEW, D_INCOMING, number)
+
+    def ctl_wait(self, modem, number):
+        return self.add_call(modem, WAITING, R_INCOMING_NEW, D_INCOMING, number)
+
+    def ctl_dial(self, modem, number):
+        path = self.add_call(modem, UNKNOWN, R_UNKNOWN, D_OUTGOING, number)
+        self.change_state(path, DIALING, R_OUTGOING_STARTED)
+        return path
+
+    def ctl_set_number(self, call, number):
+        self.set_property(call, 'Number', dbus.String(number))
+
+    def ctl_set_state(self, call, state, reason):
+        self.change_state(call, state, reason)
+
+    def ctl_remote_hangup(self, call):
+        self.change_state(call, TERMINATED, R_TERMINATED)
+
+    def ctl_delete(self, call):
+        self.call(call)
+        self.delete_call(call)
+
+
+def _default_reason(state, direction):
+    if state in (RINGING_IN, WAITING) and direction == D_INCOMING:
+        return R_INCOMING_NEW
+    if state in (DIALING, RINGING_OUT):
+        return R_OUTGOING_STARTED
+    if state in (ACTIVE, HELD):
+        return R_ACCEPTED if direction == D_INCOMING else R_OUTGOING_STARTED
+    if state == TERMINATED:
+        return R_TERMINATED
+    return R_UNKNOWN
+
+
+def load(mock, parameters):
+    mm = _ModemManager(mock)
+    mock.telwatch_mm = mm     # reachable from a debugger or an AddMethod code string
+
+    mock.AddProperty(MAIN_IFACE, 'Version', dbus.String('1.20.4'))
+    mock.AddMethods(MAIN_IFACE, [
+        ('ScanDevices', '', '', ''),
+        ('SetLogging', 's', '', ''),
+        ('ReportKernelEvent', 'a{sv}', '', ''),
+        ('InhibitDevice', 'sb', '', ''),
+    ])
+    _add_method(mock, OBJECT_MANAGER_IFACE, 'GetManagedObjects', '', 'a{oa{sa{sv}}}', mm.managed_objects)
+
+    for name, in_sig, out_sig, impl in [
+            ('AddModem', 's', 'o', lambda name: mm.add_modem(str(name), announce=True)),
+            ('RemoveModem', 'o', '', mm.remove_modem),
+            ('Ring', 'os', 'o', mm.ctl_ring),
+            ('Wait', 'os', 'o', mm.ctl_wait),
+            ('Dial', 'os', 'o', mm.ctl_dial),
+            ('SetNumber', 'os', '', mm.ctl_set_number),
+            ('SetState', 'oiu', '', mm.ctl_set_state),
+            ('RemoteHangup', 'o', '', mm.ctl_remote_hangup),
+            ('Delete', 'o', '', mm.ctl_delete),
+    ]:
+        _add_method(mock, MOCK_IFACE, name, in_sig, out_sig, impl)
+
+    # Start-up state is created silently: it was there before any test client connected.
+    for _ in range(int(parameters.get('modems', 1))):
+        mm.add_modem('', announce=False)
+    for spec in parameters.get('calls', []):
+        state = int(spec.get('state', ACTIVE))
+        direction = int(spec.get('direction', D_OUTGOING if state in (UNKNOWN, DIALING, RINGING_OUT)
+                                 else D_INCOMING))
+        mm.add_call(mm.modems[int(spec.get('modem', 0))], state,
+                    int(spec.get('reason', _default_reason(state, direction))), direction,
+                    str(spec.get('number', '')), bool(spec.get('multiparty', False)), announce=False)
