@@ -273,10 +273,11 @@ public final class Connection: LoopHook {
             }
             dispatchedMessages &+= 1
             // Handlers may subscribe or unsubscribe: walk a snapshot, skip the removed.
-            for subscription in subscriptionOrder where subscription.isActive && subscription.rule.matches(message) {
+            for subscription in subscriptionOrder where subscription.isActive && subscription.matcher.matches(message) {
                 subscription.deliver(message)
             }
-            return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+            // Handled: libdbus need not look for an object-path handler for a signal.
+            return DBUS_HANDLER_RESULT_HANDLED
         case .methodCall:
             return handleMethodCall(message) ? DBUS_HANDLER_RESULT_HANDLED : DBUS_HANDLER_RESULT_NOT_YET_HANDLED
         default:
@@ -381,6 +382,7 @@ public final class Connection: LoopHook {
 public final class Subscription {
     private weak var connection: Connection?
     public let rule: MatchRule
+    let matcher: MessageMatcher
     private let owner: NameOwnerWatch?
     private let onRejected: ((Message) -> Void)?
     private let handler: (Message) -> Void
@@ -390,6 +392,7 @@ public final class Subscription {
          handler: @escaping (Message) -> Void) {
         self.connection = connection
         self.rule = rule
+        matcher = MessageMatcher(rule)
         self.owner = owner
         self.onRejected = onRejected
         self.handler = handler

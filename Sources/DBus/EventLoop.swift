@@ -43,6 +43,8 @@ public final class EventLoop {
     private var hooks: [WeakHook] = []
     private var deferred: [() -> Void] = []
     private var stopRequested = false
+    private let readyEvents = UnsafeMutablePointer<epoll_event>.allocate(capacity: 64)
+    private let readyCapacity: Int32 = 64
 
     /// How many times the loop returned from waiting (for tests and benchmarks).
     public private(set) var wakeups: UInt64 = 0
@@ -55,6 +57,7 @@ public final class EventLoop {
     deinit {
         for source in sources.values { source.detach() }
         close(epollFD)
+        readyEvents.deallocate()
     }
 
     // MARK: Sources
@@ -162,15 +165,13 @@ public final class EventLoop {
             if let wait { timeoutMS = Int32(max(0, min((wait * 1000).rounded(.up), 86_400_000))) }
         }
 
-        var events = [epoll_event](repeating: epoll_event(), count: 32)
-        let count = epoll_wait(epollFD, &events, Int32(events.count), timeoutMS)
+        let count = epoll_wait(epollFD, readyEvents, readyCapacity, timeoutMS)
         if timeoutMS != 0 { wakeups += 1 }
-        if count > 0 {
-            for event in events.prefix(Int(count)) {
-                // A handler earlier in this batch may have removed this source.
-                guard let source = sources[event.data.u64] else { continue }
-                source.handler(IOEvents(rawValue: event.events))
-            }
+        for index in 0..<Int(max(count, 0)) {
+            let event = readyEvents[index]
+            // A handler earlier in this batch may have removed this source.
+            guard let source = sources[event.data.u64] else { continue }
+            source.handler(IOEvents(rawValue: event.events))
         }
         let now = monotonicNow()
         for entry in hooks { entry.hook?.afterWait(now: now) }

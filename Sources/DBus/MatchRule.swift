@@ -54,21 +54,58 @@ public struct MatchRule: Equatable, Sendable, CustomStringConvertible {
         "'" + value.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
     }
 
-    /// Local routing of a message the bus delivered. A well-known `sender` cannot be resolved here
-    /// and is left to the bus (and to `Subscription`'s owner check); a unique name is compared.
-    public func matches(_ message: Message) -> Bool {
-        if let type {
-            switch (type, message.type) {
-            case (.signal, .signal), (.methodCall, .methodCall), (.methodReturn, .methodReturn), (.error, .error): break
-            default: return false
-            }
+    /// Local routing of a message the bus delivered (see `MessageMatcher`).
+    public func matches(_ message: Message) -> Bool { MessageMatcher(self).matches(message) }
+}
+
+/// A match rule prepared for routing every delivered message: header fields are compared as
+/// C strings against libdbus's own, with no Swift string built per message.
+/// A well-known `sender` cannot be resolved here and is left to the bus (and to `Subscription`'s
+/// owner check); a unique name is compared.
+final class MessageMatcher {
+    private let type: Int32?
+    private let sender: [CChar]?
+    private let path: [CChar]?
+    private let interface: [CChar]?
+    private let member: [CChar]?
+    private let destination: [CChar]?
+    private let pathNamespace: String?
+    private let arguments: [Int: String]
+
+    init(_ rule: MatchRule) {
+        switch rule.type {
+        case .signal: type = CDBUS_MESSAGE_TYPE_SIGNAL
+        case .methodCall: type = CDBUS_MESSAGE_TYPE_METHOD_CALL
+        case .methodReturn: type = CDBUS_MESSAGE_TYPE_METHOD_RETURN
+        case .error: type = CDBUS_MESSAGE_TYPE_ERROR
+        case nil: type = nil
         }
-        if let interface, !message.headerField(.interface, equals: interface) { return false }
-        if let member, !message.headerField(.member, equals: member) { return false }
-        if let path, !message.headerField(.path, equals: path) { return false }
-        if let sender, sender.hasPrefix(":") || sender == BusDaemon.name,
-           !message.headerField(.sender, equals: sender) { return false }
-        if let destination, !message.headerField(.destination, equals: destination) { return false }
+        func bytes(_ value: String?) -> [CChar]? { value.map { Array($0.utf8CString) } }
+        let uniqueSender = rule.sender.flatMap { $0.hasPrefix(":") || $0 == BusDaemon.name ? $0 : nil }
+        sender = bytes(uniqueSender)
+        path = bytes(rule.path)
+        interface = bytes(rule.interface)
+        member = bytes(rule.member)
+        destination = bytes(rule.destination)
+        pathNamespace = rule.pathNamespace
+        arguments = rule.arguments
+    }
+
+    private static func equal(_ expected: [CChar]?, _ actual: UnsafePointer<CChar>?) -> Bool {
+        guard let expected else { return true }
+        guard let actual else { return false }
+        return expected.withUnsafeBufferPointer { strcmp($0.baseAddress!, actual) == 0 }
+    }
+
+    func matches(_ message: Message) -> Bool {
+        let raw = message.raw
+        if let type, dbus_message_get_type(raw) != type { return false }
+        guard MessageMatcher.equal(interface, dbus_message_get_interface(raw)),
+              MessageMatcher.equal(member, dbus_message_get_member(raw)),
+              MessageMatcher.equal(path, dbus_message_get_path(raw)),
+              MessageMatcher.equal(sender, dbus_message_get_sender(raw)),
+              MessageMatcher.equal(destination, dbus_message_get_destination(raw))
+        else { return false }
         if let pathNamespace {
             guard let actual = message.path else { return false }
             let prefix = pathNamespace == "/" ? "/" : pathNamespace + "/"

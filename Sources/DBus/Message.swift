@@ -149,13 +149,34 @@ public final class Message {
 
     /// Decodes the whole body as the given types; a body of another signature is a thrown error.
     public func decode<each T: DBusType>(_ types: repeat (each T).Type) throws -> (repeat each T) {
-        var expected = ""
-        for type in repeat each types { expected += type.dbusSignature }
-        guard hasSignature(expected) else {
+        guard bodyHasSignature(repeat each types) else {
+            var expected = ""
+            for type in repeat each types { expected += type.dbusSignature }
             throw DBusError.signatureMismatch(expected: expected, actual: signature)
         }
         var reader = reader()
         return (repeat try (each T)(from: &reader))
+    }
+
+    /// Compares the body's signature with the types' signatures piece by piece, without building
+    /// a string: this runs for every signal.
+    private func bodyHasSignature<each T: DBusType>(_ types: repeat (each T).Type) -> Bool {
+        guard var cursor = dbus_message_get_signature(raw) else { return false }
+        var matches = true
+        for type in repeat each types {
+            if matches {
+                type.dbusSignature.utf8.withContiguousStorageIfAvailable { piece in
+                    for byte in piece where matches {
+                        if UInt8(bitPattern: cursor.pointee) == byte { cursor += 1 } else { matches = false }
+                    }
+                } ?? {
+                    for byte in type.dbusSignature.utf8 where matches {
+                        if UInt8(bitPattern: cursor.pointee) == byte { cursor += 1 } else { matches = false }
+                    }
+                }()
+            }
+        }
+        return matches && cursor.pointee == 0
     }
 
     /// Decodes the whole body as dynamically typed values.
