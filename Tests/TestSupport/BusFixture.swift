@@ -77,9 +77,13 @@ public final class BusFixture {
     public func startMock(template: String, parameters: String? = nil) throws -> TestProcess {
         let path = template.contains("/") ? template : Repository.path("Tests/Fixtures/dbusmock/\(template).py")
         let resolved = access(path, F_OK) == 0 ? path : template
-        var arguments = [Repository.python, "-m", "dbusmock", "--system", "-t", resolved]
+        let name = "dbusmock-" + (resolved.split(separator: "/").last.map(String.init) ?? "")
+        // dbusmock logs every call on stdout by default; nobody reads that pipe, and a full pipe would
+        // block the mock, so the log goes to a file beside the others.
+        let log = directory + "/" + name + "-\(processes.count)-calls.log"
+        var arguments = [Repository.python, "-m", "dbusmock", "--system", "-t", resolved, "-l", log]
         if let parameters { arguments += ["-p", parameters] }
-        return try start(arguments, name: "dbusmock-" + (resolved.split(separator: "/").last.map(String.init) ?? ""))
+        return try start(arguments, name: name)
     }
 
     /// Waits until `name` has an owner on the private bus (watching NameOwnerChanged, bounded).

@@ -1,0 +1,259 @@
+// What every backend is, what it may tell the user, and the bus plumbing they share.
+//
+// A backend turns one telephony stack's bus traffic into `BackendEvent`s for the tracker and
+// `BackendNotice`s for the user. It never prints and never spawns; everything runs on the
+// connection's loop thread and every method call it makes is non-blocking.
+
+import DBus
+
+/// One telephony stack followed on the bus.
+public protocol CallBackend: AnyObject {
+    var kind: BackendKind { get }
+    /// Signals from the service's current owner whose body decoded as expected
+    /// (rejected and malformed ones are not counted).
+    var decodedSignals: UInt64 { get }
+    /// Subscribes, watches the service's name, and syncs whenever an owner appears.
+    func start() throws
+    /// Reads every modem and call again and reconciles with what was known (after a resume).
+    func resync()
+    /// Stops all delivery: no event or notice after this returns.
+    func stop()
+}
+
+/// Things the user should hear about on stderr. Calls themselves travel as `TrackerEvent`s.
+public enum BackendNotice: Sendable, Equatable, CustomStringConvertible {
+    /// The service's name has an owner (at start, or after a restart); a sync follows.
+    case serviceAppeared(BackendKind, owner: String)
+    /// The owner went away: its calls ended with reason `backend-lost`.
+    case serviceVanished(BackendKind)
+    /// Nobody owned the name at start; the backend waits for it.
+    case serviceAbsent(BackendKind)
+    /// A sync finished: voice modems and calls listed.
+    case synced(BackendKind, modems: Int, calls: Int)
+    /// The service's policy refused our listing (oFono's at_console rule); said once per backend.
+    /// Calls are still followed from signals.
+    case syncRefused(BackendKind, String)
+    /// A listing failed for another reason (timeout, error reply, unreadable reply).
+    case syncFailed(BackendKind, String)
+    /// A signal that matched our rules but did not come from the service's current owner.
+    case rejectedSignal(BackendKind, sender: String, member: String)
+    /// How many further rejected signals from `sender` were not reported one by one.
+    case rejectedSuppressed(BackendKind, sender: String, count: Int)
+    /// A message from the owner that we could not use (wrong signature, unknown value, huge
+    /// string): skipped, or the unusable part left out.
+    case malformed(BackendKind, String)
+    /// How many further malformed notices were not reported one by one.
+    case malformedSuppressed(BackendKind, count: Int)
+
+    public var backend: BackendKind {
+        switch self {
+        case .serviceAppeared(let kind, _), .serviceVanished(let kind), .serviceAbsent(let kind),
+             .synced(let kind, _, _), .syncRefused(let kind, _), .syncFailed(let kind, _),
+             .rejectedSignal(let kind, _, _), .rejectedSuppressed(let kind, _, _), .malformed(let kind, _),
+             .malformedSuppressed(let kind, _):
+            return kind
+        }
+    }
+
+    /// One line for stderr, without the program name.
+    public var description: String {
+        let name = backend.rawValue
+        let service = backend.serviceName
+        switch self {
+        case .serviceAppeared(_, let owner): return "\(name): \(service) is running (owner \(owner))"
+        case .serviceVanished: return "\(name): \(service) went away; its calls ended (backend-lost)"
+        case .serviceAbsent: return "\(name): \(service) is not running; waiting for it"
+        case .synced(_, let modems, let calls):
+            return "\(name): synced: \(modems) voice modem\(modems == 1 ? "" : "s"), \(calls) call\(calls == 1 ? "" : "s")"
+        case .syncRefused(_, let why):
+            return "\(name): \(service) refused to list modems and calls to this user (\(why)); "
+                + "following calls from signals only: calls already in progress are seen at their next change"
+        case .syncFailed(_, let why): return "\(name): sync failed: \(why)"
+        case .rejectedSignal(_, let sender, let member):
+            return "\(name): ignored \(member) from \(sender): not the owner of \(service)"
+        case .rejectedSuppressed(_, let sender, let count):
+            return "\(name): ignored \(count) more signal\(count == 1 ? "" : "s") from \(sender)"
+        case .malformed(_, let what): return "\(name): skipped: \(what)"
+        case .malformedSuppressed(_, let count):
+            return "\(name): skipped \(count) more malformed message\(count == 1 ? "" : "s")"
+        }
+    }
+}
+
+extension BackendKind {
+    /// The well-known bus name the stack owns.
+    public var serviceName: String {
+        switch self {
+        case .modemManager: return ModemManagerBus.service
+        case .ofono: return OfonoBus.service
+        }
+    }
+}
+
+/// Strings from the bus end up on stdout and in hook environments: a value no real number or
+/// name comes close to is an error, not data.
+enum CallText {
+    static let maxBytes = 256
+
+    static func fits(_ text: String) -> Bool { text.utf8.count <= maxBytes }
+
+    /// For notices: long or hostile values shortened.
+    static func clip(_ text: String, _ limit: Int = 80) -> String {
+        text.utf8.count <= limit ? text : String(decoding: text.utf8.prefix(limit), as: UTF8.self) + "…"
+    }
+}
+
+/// `(oa{sv})`: an object and its properties, as oFono's GetModems and GetCalls list them.
+struct PathProperties: DBusType {
+    var path: ObjectPath
+    var properties: PropertyMap
+
+    static var dbusSignature: String { "(oa{sv})" }
+
+    init(from reader: inout MessageReader) throws {
+        (path, properties) = try reader.readStruct(signature: Self.dbusSignature) { inner in
+            (try inner.read(ObjectPath.self), try inner.read(PropertyMap.self))
+        }
+    }
+
+    init?(dbusValue: DBusValue) {
+        guard case .structure(let fields) = dbusValue, fields.count == 2,
+              let path = ObjectPath(dbusValue: fields[0]), let properties = PropertyMap(dbusValue: fields[1])
+        else { return nil }
+        self.path = path
+        self.properties = properties
+    }
+
+    var dbusValue: DBusValue { .structure([.objectPath(path), properties.dbusValue]) }
+}
+
+/// One backend's hold on its service: the owner watch, subscriptions that only accept the
+/// current owner, and method calls addressed to that owner (never to whoever owns the name
+/// when the call arrives, so a reply can never come from a newer instance).
+final class ServiceLink {
+    let kind: BackendKind
+    private let connection: Connection
+    private var watch: NameOwnerWatch?
+    private var subscriptions: [Subscription] = []
+    private var inFlight: [UInt64: PendingCall] = [:]
+    private var nextCall: UInt64 = 0
+    private var epoch: UInt64 = 0
+    private let onNotice: (BackendNotice) -> Void
+
+    init(kind: BackendKind, connection: Connection, onNotice: @escaping (BackendNotice) -> Void) {
+        self.kind = kind
+        self.connection = connection
+        self.onNotice = onNotice
+    }
+
+    var owner: String? { watch?.owner }
+    var isStarted: Bool { watch != nil }
+
+    /// Watches the name. Subscribe right after, in the same turn: our AddMatch requests then
+    /// reach the bus before any sync request the owner answer triggers, so no signal falls
+    /// between the listing and the subscriptions.
+    func start(_ onOwner: @escaping (NameOwnerEvent) -> Void) throws {
+        watch = try connection.watchName(kind.serviceName, onOwner)
+    }
+
+    /// Subscribes to signals of `interface` from the service. The rule names the service as
+    /// sender, so the bus itself drops most spoofs; whatever still reaches us from anyone but
+    /// the current owner becomes a `rejectedSignal` notice.
+    func subscribe(path: String? = nil, interface: String, member: String? = nil, arguments: [Int: String] = [:],
+                   _ handler: @escaping (Message) -> Void) {
+        guard let watch else { return }
+        let rule = MatchRule(sender: kind.serviceName, path: path, interface: interface, member: member,
+                             arguments: arguments)
+        let kind = self.kind
+        let report = onNotice
+        let subscription = connection.subscribe(rule, owner: watch, onRejected: { [weak watch] message in
+            // Before the first owner answer every sender looks foreign; the sync that follows
+            // the answer covers whatever the real owner said meanwhile.
+            guard watch?.isResolved == true else { return }
+            report(.rejectedSignal(kind, sender: CallText.clip(message.sender ?? "?"),
+                                   member: CallText.clip(message.member ?? "?")))
+        }, handler)
+        subscriptions.append(subscription)
+    }
+
+    /// Calls a method on the current owner without blocking; `reply` runs exactly once, unless
+    /// `cancelCalls()` or `stop()` comes first (then never).
+    func call(path: String, interface: String, member: String, arguments: [DBusValue] = [],
+              timeout: Double = 10, reply: @escaping (Result<Message, DBusError>) -> Void) {
+        guard let owner, let objectPath = try? ObjectPath(path),
+              let message = try? Message.methodCall(destination: owner, path: objectPath, interface: interface,
+                                                    member: member),
+              (try? message.append(values: arguments)) != nil
+        else {
+            failSoon(reply)
+            return
+        }
+        let token = nextCall
+        nextCall &+= 1
+        let pending = connection.call(message, timeout: timeout) { [weak self] result in
+            guard let self, self.inFlight.removeValue(forKey: token) != nil else { return }
+            reply(result)
+        }
+        // No handle: the connection is gone and its own failure reply finds no token, so report here.
+        guard let pending else {
+            failSoon(reply)
+            return
+        }
+        inFlight[token] = pending
+    }
+
+    private func failSoon(_ reply: @escaping (Result<Message, DBusError>) -> Void) {
+        let epoch = self.epoch
+        connection.loop.soon { [weak self] in
+            guard let self, self.epoch == epoch else { return }
+            reply(.failure(.disconnected))
+        }
+    }
+
+    /// Drops every call in flight: their replies will not run.
+    func cancelCalls() {
+        epoch &+= 1
+        let pending = inFlight
+        inFlight.removeAll()
+        for call in pending.values { call.cancel() }
+    }
+
+    func stop() {
+        cancelCalls()
+        for subscription in subscriptions { subscription.cancel() }
+        subscriptions.removeAll()
+        watch?.cancel()
+        watch = nil
+    }
+}
+
+/// One pass over a service's modems and calls: counts the requests still out, remembers what
+/// was listed, and knows which previously known calls were not seen again.
+final class SyncRound {
+    private(set) var outstanding = 0
+    var modems = 0
+    var calls = 0
+    /// Calls known before the round that neither a listing nor a new signal has vouched for.
+    var unconfirmed: Set<String>
+    var failure: String?
+    var refusal: String?
+
+    init(knownCalls: some Sequence<String>) {
+        unconfirmed = Set(knownCalls)
+    }
+
+    func begin() { outstanding += 1 }
+
+    /// Returns true when this was the last request out.
+    func end() -> Bool {
+        outstanding -= 1
+        return outstanding == 0
+    }
+
+    func fail(_ why: String) {
+        if failure == nil { failure = why }
+    }
+}
+
+/// The error name the bus uses when its policy refuses a call (oFono's at_console rule).
+let accessDeniedError = "org.freedesktop.DBus.Error.AccessDenied"

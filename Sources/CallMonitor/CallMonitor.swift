@@ -1,0 +1,200 @@
+// The backends, one tracker, and the closures the command listens on.
+
+import DBus
+
+/// Which stacks to follow.
+public enum BackendSelection: String, Sendable, CaseIterable {
+    /// Both, each as soon as it is running (and again after it restarts).
+    case auto
+    case modemManager = "modemmanager"
+    case ofono
+
+    public var kinds: [BackendKind] {
+        switch self {
+        case .auto: return [.modemManager, .ofono]
+        case .modemManager: return [.modemManager]
+        case .ofono: return [.ofono]
+        }
+    }
+}
+
+/// Follows the calls of the chosen stacks: every backend event goes through one `CallTracker`
+/// (stamped with `clock`), whose events reach `onEvent` in order; notices reach `onNotice`,
+/// with repeated rejected and malformed ones rate-limited. Everything runs on the connection's
+/// loop thread; nothing here wakes the process while no message arrives.
+public final class CallMonitor {
+    public let selection: BackendSelection
+    private let connection: Connection
+    private let clock: () -> Double
+    private let noticeClock: () -> Double
+    private let onEvent: (TrackerEvent) -> Void
+    private let onNotice: (BackendNotice) -> Void
+    private var tracker = CallTracker()
+    private var limiter = NoticeLimiter()
+    private var backends: [CallBackend] = []
+    public private(set) var isRunning = false
+
+    public convenience init(
+        connection: Connection, backends: BackendSelection, clock: @escaping () -> Double = wallClockNow,
+        onEvent: @escaping (TrackerEvent) -> Void, onNotice: @escaping (BackendNotice) -> Void
+    ) {
+        self.init(connection: connection, backends: backends, clock: clock, noticeClock: monotonicNow,
+                  onEvent: onEvent, onNotice: onNotice)
+    }
+
+    /// `noticeClock` (monotonic seconds) paces the rate limit of notices.
+    init(connection: Connection, backends: BackendSelection, clock: @escaping () -> Double,
+         noticeClock: @escaping () -> Double, onEvent: @escaping (TrackerEvent) -> Void,
+         onNotice: @escaping (BackendNotice) -> Void) {
+        self.connection = connection
+        selection = backends
+        self.clock = clock
+        self.noticeClock = noticeClock
+        self.onEvent = onEvent
+        self.onNotice = onNotice
+    }
+
+    /// Calls live now, in first-seen order.
+    public var liveCalls: [CallSnapshot] { tracker.liveCalls }
+
+    /// Signals decoded from the stacks' owners since `start()` (for benchmarks).
+    public var decodedSignals: UInt64 { backends.reduce(0) { $0 &+ $1.decodedSignals } }
+
+    /// Starts every selected backend. A stack that is not running is waited for.
+    public func start() throws {
+        guard !isRunning else { return }
+        tracker = CallTracker()
+        limiter = NoticeLimiter()
+        backends = selection.kinds.map(makeBackend)
+        isRunning = true
+        do {
+            for backend in backends { try backend.start() }
+        } catch {
+            stop()
+            throw error
+        }
+    }
+
+    /// Stops every backend; what is still held back by the rate limit is reported now.
+    /// Live calls stay as they were (`liveCalls`); no event is emitted for them.
+    public func stop() {
+        guard isRunning else { return }
+        isRunning = false
+        for backend in backends { backend.stop() }
+        for notice in limiter.flush() { onNotice(notice) }
+    }
+
+    /// The bus connection itself is gone (call this from its `onDisconnect`): no owner can be
+    /// followed any more, so every live call ends (`backend-lost`) and the backends stop.
+    /// Go on with a new monitor on a new connection.
+    public func connectionLost() {
+        guard isRunning else { return }
+        for backend in backends { handle(.backendLost(backend.kind)) }
+        stop()
+    }
+
+    /// Reads every stack's calls again (after a resume): calls gone meanwhile end, calls still
+    /// there keep their ids, new ones appear flagged `initial`.
+    public func resync() {
+        guard isRunning else { return }
+        for backend in backends { backend.resync() }
+    }
+
+    private func makeBackend(_ kind: BackendKind) -> CallBackend {
+        let event: (BackendEvent) -> Void = { [weak self] in self?.handle($0) }
+        let notice: (BackendNotice) -> Void = { [weak self] in self?.handle($0) }
+        switch kind {
+        case .modemManager: return ModemManagerBackend(connection: connection, onEvent: event, onNotice: notice)
+        case .ofono: return OfonoBackend(connection: connection, onEvent: event, onNotice: notice)
+        }
+    }
+
+    private func handle(_ event: BackendEvent) {
+        guard isRunning else { return }
+        for output in tracker.apply(event, at: clock()) { onEvent(output) }
+    }
+
+    private func handle(_ notice: BackendNotice) {
+        guard isRunning else { return }
+        for output in limiter.admit(notice, at: noticeClock()) { onNotice(output) }
+    }
+}
+
+/// Caps repeated notices from one source: at most `limit` per `window` seconds for each sender
+/// of rejected signals (and for each backend's malformed messages), then one summary of how many
+/// were held back. It counts on arrival and needs no timer: the summary comes with the next
+/// notice after the window closes, or from `flush()`.
+struct NoticeLimiter {
+    struct Source: Hashable {
+        var backend: BackendKind
+        /// The rejected signal's sender; nil for malformed messages.
+        var sender: String?
+    }
+
+    private struct Window {
+        var opened: Double
+        var shown: Int
+        var held: Int
+    }
+
+    let limit: Int
+    let window: Double
+    /// Senders tracked one by one; beyond that they share one window, so a spoofer with many
+    /// connections cannot grow memory or the output.
+    let maxSources: Int
+    static let otherSenders = "(other senders)"
+    private var windows: [Source: Window] = [:]
+
+    init(limit: Int = 5, window: Double = 10, maxSources: Int = 16) {
+        self.limit = limit
+        self.window = window
+        self.maxSources = maxSources
+    }
+
+    /// The notices to show now for `notice` arriving at `now` (monotonic seconds): summaries of
+    /// windows that closed, then the notice itself unless its source is over the limit.
+    mutating func admit(_ notice: BackendNotice, at now: Double) -> [BackendNotice] {
+        let source: Source
+        switch notice {
+        case .rejectedSignal(let backend, let sender, _): source = Source(backend: backend, sender: sender)
+        case .malformed(let backend, _): source = Source(backend: backend, sender: nil)
+        default: return [notice]
+        }
+        var out = closeWindows(at: now)
+        var key = source
+        // Malformed messages have one source per backend and never overflow.
+        if source.sender != nil && windows[key] == nil && windows.count >= maxSources {
+            key = Source(backend: source.backend, sender: Self.otherSenders)
+        }
+        var current = windows[key] ?? Window(opened: now, shown: 0, held: 0)
+        if current.shown < limit {
+            current.shown += 1
+            out.append(notice)
+        } else {
+            current.held += 1
+        }
+        windows[key] = current
+        return out
+    }
+
+    /// Summaries of every window still holding notices back; forgets all windows.
+    mutating func flush() -> [BackendNotice] {
+        closeWindows(at: .infinity)
+    }
+
+    private mutating func closeWindows(at now: Double) -> [BackendNotice] {
+        var out: [BackendNotice] = []
+        let closing = windows.filter { now - $0.value.opened >= window }
+            .sorted { ($0.value.opened, $0.key.sender ?? "") < ($1.value.opened, $1.key.sender ?? "") }
+        for (source, closed) in closing {
+            windows.removeValue(forKey: source)
+            guard closed.held > 0 else { continue }
+            if let sender = source.sender {
+                out.append(.rejectedSuppressed(source.backend, sender: sender, count: closed.held))
+            } else {
+                out.append(.malformedSuppressed(source.backend, count: closed.held))
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,366 @@
+// oFono (design.md §4): modems from org.ofono.Manager, calls from each modem's
+// VoiceCallManager, call state from org.ofono.VoiceCall signals.
+
+import DBus
+
+enum OfonoBus {
+    static let service = "org.ofono"
+    static let manager = "org.ofono.Manager"
+    static let modem = "org.ofono.Modem"
+    static let voiceCallManager = "org.ofono.VoiceCallManager"
+    static let voiceCall = "org.ofono.VoiceCall"
+    static let knownStates: Set<String> = ["active", "held", "dialing", "alerting", "incoming", "waiting",
+                                           "disconnected"]
+}
+
+/// What oFono said about a call in a CallAdded or GetCalls entry; nil = not said, or unusable.
+struct OfonoCallProperties: Equatable {
+    var state: String?
+    var number: String?
+    var name: String?
+    var multiparty: Bool?
+
+    init(state: String? = nil, number: String? = nil, name: String? = nil, multiparty: Bool? = nil) {
+        self.state = state
+        self.number = number
+        self.name = name
+        self.multiparty = multiparty
+    }
+
+    /// Reads the properties telwatch uses; an unusable one is described in `problems` and left out.
+    init(_ map: PropertyMap, problems: inout [String]) {
+        for (key, value) in map { apply(key, value.value, problems: &problems) }
+    }
+
+    /// One property, as `PropertyChanged(s, v)` carries it; others than ours are ignored.
+    mutating func apply(_ key: String, _ value: DBusValue, problems: inout [String]) {
+        func text(_ what: String) -> String? {
+            guard let string = value.string else {
+                problems.append("\(what) is not a string (\(CallText.clip(value.signature.rawValue)))")
+                return nil
+            }
+            guard CallText.fits(string) else {
+                problems.append("\(what) of \(string.utf8.count) bytes")
+                return nil
+            }
+            return string
+        }
+        switch key {
+        case "State":
+            state = text("State")
+            if let state, !OfonoBus.knownStates.contains(state) {
+                problems.append("unknown call state '\(CallText.clip(state, 40))'")
+            }
+        case "LineIdentification": number = text("LineIdentification")
+        case "Name": name = text("Name")
+        case "Multiparty":
+            multiparty = value.bool
+            if multiparty == nil { problems.append("Multiparty is not a boolean (\(value.signature.rawValue))") }
+        default: break
+        }
+    }
+
+    /// oFono has no direction: the tracker infers it from the first state it sees.
+    var observation: CallObservation {
+        CallObservation(phase: state.map(OfonoMapping.phase), number: number, name: name, multiparty: multiparty)
+    }
+}
+
+/// Follows `org.ofono`.
+public final class OfonoBackend: CallBackend {
+    public let kind = BackendKind.ofono
+    public private(set) var decodedSignals: UInt64 = 0
+
+    private let link: ServiceLink
+    private let onEvent: (BackendEvent) -> Void
+    private let onNotice: (BackendNotice) -> Void
+    /// Every modem heard of: whether it has a VoiceCallManager now.
+    private var modems: [String: Bool] = [:]
+    /// Every call heard of: its modem ("" when only its own signals named it).
+    private var calls: [String: String] = [:]
+    private var round: SyncRound?
+    private var refusalReported = false
+
+    public init(connection: Connection, onEvent: @escaping (BackendEvent) -> Void,
+                onNotice: @escaping (BackendNotice) -> Void) {
+        self.onEvent = onEvent
+        self.onNotice = onNotice
+        link = ServiceLink(kind: .ofono, connection: connection, onNotice: onNotice)
+    }
+
+    public func start() throws {
+        guard !link.isStarted else { return }
+        try link.start { [weak self] event in self?.ownerChanged(event) }
+        link.subscribe(path: "/", interface: OfonoBus.manager) { [weak self] in self?.managerSignal($0) }
+        link.subscribe(interface: OfonoBus.modem, member: "PropertyChanged", arguments: [0: "Interfaces"]) {
+            [weak self] in self?.modemInterfacesChanged($0)
+        }
+        link.subscribe(interface: OfonoBus.voiceCallManager) { [weak self] in self?.voiceCallManagerSignal($0) }
+        link.subscribe(interface: OfonoBus.voiceCall) { [weak self] in self?.voiceCallSignal($0) }
+    }
+
+    public func stop() {
+        link.stop()
+        forget()
+    }
+
+    public func resync() {
+        guard link.owner != nil else { return }
+        sync()
+    }
+
+    // MARK: Owner
+
+    private func ownerChanged(_ event: NameOwnerEvent) {
+        switch event {
+        case .appeared(let owner):
+            onNotice(.serviceAppeared(kind, owner: owner))
+            sync()
+        case .vanished:
+            forget()
+            onNotice(.serviceVanished(kind))
+            onEvent(.backendLost(kind))
+        case .absent:
+            onNotice(.serviceAbsent(kind))
+        }
+    }
+
+    private func forget() {
+        link.cancelCalls()
+        modems.removeAll()
+        calls.removeAll()
+        round = nil
+    }
+
+    // MARK: Sync
+
+    private func sync() {
+        let round = SyncRound(knownCalls: calls.keys)
+        self.round = round
+        round.begin()
+        link.call(path: "/", interface: OfonoBus.manager, member: "GetModems") { [weak self] result in
+            guard let self, self.round === round else { return }
+            switch result {
+            case .success(let reply):
+                if let entries = try? reply.decode([PathProperties].self) {
+                    self.listed(modems: entries, round: round)
+                } else {
+                    round.fail("GetModems answered '\(reply.signature)'")
+                }
+            case .failure(let error):
+                self.failed("GetModems", error, round: round)
+            }
+            self.end(round)
+        }
+    }
+
+    private func failed(_ what: String, _ error: DBusError, round: SyncRound?) {
+        if error.name == accessDeniedError {
+            if case .remote(_, let text) = error { round?.refusal = "\(what): \(CallText.clip(text, 200))" }
+        } else {
+            round?.fail("\(what): \(error)")
+        }
+    }
+
+    private func listed(modems entries: [PathProperties], round: SyncRound) {
+        var voiceModems: [String] = []
+        var present: Set<String> = []
+        for entry in entries {
+            let modem = entry.path.rawValue
+            present.insert(modem)
+            let voice = hasVoice(entry.properties["Interfaces"], modem: modem) ?? false
+            if modems[modem] == true && !voice { modemLost(modem) }
+            modems[modem] = voice
+            if voice { voiceModems.append(modem) }
+        }
+        for (modem, _) in modems where !present.contains(modem) {
+            modems.removeValue(forKey: modem)
+            modemLost(modem)
+        }
+        round.modems = voiceModems.count
+        for modem in voiceModems { listCalls(modem, round: round) }
+    }
+
+    /// Whether an `Interfaces` value lists the VoiceCallManager; nil (and a notice) when unusable.
+    private func hasVoice(_ interfaces: Variant?, modem: String) -> Bool? {
+        guard let interfaces else { return false }
+        guard let names = interfaces.value.as([String].self) else {
+            onNotice(.malformed(kind, "modem \(CallText.clip(modem)): Interfaces is '\(interfaces.value.signature)'"))
+            return nil
+        }
+        return names.contains(OfonoBus.voiceCallManager)
+    }
+
+    private func listCalls(_ modem: String, round: SyncRound?) {
+        round?.begin()
+        link.call(path: modem, interface: OfonoBus.voiceCallManager, member: "GetCalls") { [weak self] result in
+            guard let self else { return }
+            defer { if let round { self.end(round) } }
+            guard round == nil || self.round === round, self.modems[modem] == true else { return }
+            switch result {
+            case .success(let reply):
+                guard let entries = try? reply.decode([PathProperties].self) else {
+                    round?.fail("GetCalls on \(modem) answered '\(reply.signature)'")
+                    return
+                }
+                round?.calls += entries.count
+                for entry in entries {
+                    round?.unconfirmed.remove(entry.path.rawValue)
+                    self.callAppeared(entry.path.rawValue, modem: modem, entry.properties, initial: true)
+                }
+            case .failure(let error):
+                self.failed("GetCalls on \(modem)", error, round: round)
+            }
+        }
+    }
+
+    private func end(_ round: SyncRound) {
+        guard round.end(), self.round === round else { return }
+        self.round = nil
+        if let refusal = round.refusal {
+            if !refusalReported {
+                refusalReported = true
+                onNotice(.syncRefused(kind, refusal))
+            }
+            return
+        }
+        if let failure = round.failure {
+            onNotice(.syncFailed(kind, failure))
+            return
+        }
+        // Known before the round, not listed now, and no CallAdded since: gone while we were not looking.
+        for path in round.unconfirmed.sorted() where calls[path] != nil {
+            calls.removeValue(forKey: path)
+            onEvent(.callRemoved(key(path), reason: nil))
+        }
+        onNotice(.synced(kind, modems: round.modems, calls: round.calls))
+    }
+
+    // MARK: Calls
+
+    private func callAppeared(_ path: String, modem: String, _ map: PropertyMap, initial: Bool) {
+        var problems: [String] = []
+        let properties = OfonoCallProperties(map, problems: &problems)
+        if properties.state == nil && map["State"] == nil { problems.append("no State property") }
+        report(problems, on: path)
+        calls[path] = modem
+        // A call already followed (its CallAdded beat the listing) is updated, not started again.
+        onEvent(.callAppeared(key(path), modem: modem, properties.observation, initial: initial))
+    }
+
+    private func key(_ path: String) -> CallKey { CallKey(backend: kind, path: path) }
+
+    /// The modem's calls end (`modem-removed`). Calls known only from their own signals have no
+    /// modem; oFono names calls `<modem>/voicecallNN`, so those under the modem go too.
+    private func modemLost(_ modem: String) {
+        let prefix = modem + "/"
+        var orphans: [String] = []
+        for (path, callModem) in calls where callModem == modem || (callModem.isEmpty && path.hasPrefix(prefix)) {
+            calls.removeValue(forKey: path)
+            if callModem.isEmpty { orphans.append(path) }
+        }
+        onEvent(.modemRemoved(kind, modem: modem))
+        for path in orphans.sorted() { onEvent(.callRemoved(key(path), reason: "modem-removed")) }
+    }
+
+    // MARK: Signals
+
+    private func managerSignal(_ message: Message) {
+        switch message.member {
+        case "ModemAdded":
+            guard let (path, properties) = try? message.decode(ObjectPath.self, PropertyMap.self) else {
+                return malformed(message)
+            }
+            decodedSignals &+= 1
+            let modem = path.rawValue
+            let voice = hasVoice(properties["Interfaces"], modem: modem) ?? false
+            let before = modems[modem] ?? false
+            modems[modem] = voice
+            if voice && !before { listCalls(modem, round: nil) }
+        case "ModemRemoved":
+            guard let path = try? message.decode(ObjectPath.self) else { return malformed(message) }
+            decodedSignals &+= 1
+            let modem = path.rawValue
+            if modems.removeValue(forKey: modem) == true || calls.values.contains(modem) { modemLost(modem) }
+        default:
+            break
+        }
+    }
+
+    private func modemInterfacesChanged(_ message: Message) {
+        guard let modem = message.path, let (_, value) = try? message.decode(String.self, Variant.self) else {
+            return malformed(message)
+        }
+        decodedSignals &+= 1
+        guard let voice = hasVoice(value, modem: modem) else { return }
+        let before = modems[modem] ?? false
+        modems[modem] = voice
+        if voice && !before {
+            listCalls(modem, round: nil)
+        } else if !voice && (before || calls.values.contains(modem)) {
+            modemLost(modem)
+        }
+    }
+
+    private func voiceCallManagerSignal(_ message: Message) {
+        guard let modem = message.path else { return }
+        switch message.member {
+        case "CallAdded":
+            guard let (path, properties) = try? message.decode(ObjectPath.self, PropertyMap.self) else {
+                return malformed(message)
+            }
+            decodedSignals &+= 1
+            round?.unconfirmed.remove(path.rawValue)
+            callAppeared(path.rawValue, modem: modem, properties, initial: false)
+        case "CallRemoved":
+            guard let object = try? message.decode(ObjectPath.self) else { return malformed(message) }
+            let path = object.rawValue
+            decodedSignals &+= 1
+            calls.removeValue(forKey: path)
+            // No reason of its own: the tracker keeps the DisconnectReason it was told, if any.
+            onEvent(.callRemoved(key(path), reason: nil))
+        default:
+            break
+        }
+    }
+
+    private func voiceCallSignal(_ message: Message) {
+        guard let path = message.path else { return }
+        switch message.member {
+        case "PropertyChanged":
+            guard let (name, value) = try? message.decode(String.self, Variant.self) else { return malformed(message) }
+            decodedSignals &+= 1
+            var properties = OfonoCallProperties()
+            var problems: [String] = []
+            properties.apply(name, value.value, problems: &problems)
+            report(problems, on: path)
+            guard properties != OfonoCallProperties() else { return }
+            let observation = properties.observation
+            if calls[path] == nil, case .live? = observation.phase {
+                // Seen first through its own signal (sync refused, or a change racing the listing).
+                calls[path] = ""
+            }
+            onEvent(.callChanged(key(path), observation))
+        case "DisconnectReason":
+            guard let reason = try? message.decode(String.self) else { return malformed(message) }
+            decodedSignals &+= 1
+            guard CallText.fits(reason) else {
+                return report(["DisconnectReason of \(reason.utf8.count) bytes"], on: path)
+            }
+            onEvent(.callChanged(key(path), CallObservation(reason: OfonoMapping.disconnectReason(reason))))
+        default:
+            break
+        }
+    }
+
+    // MARK: Notices
+
+    private func malformed(_ message: Message) {
+        onNotice(.malformed(kind, "\(message.member ?? "?") on \(CallText.clip(message.path ?? "?")) "
+                                + "with signature '\(CallText.clip(message.signature))'"))
+    }
+
+    private func report(_ problems: [String], on path: String) {
+        for problem in problems { onNotice(.malformed(kind, "call \(CallText.clip(path)): \(problem)")) }
+    }
+}
