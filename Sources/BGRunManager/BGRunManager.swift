@@ -1,0 +1,420 @@
+import DBus
+import Glibc
+
+/// What a run holds and for how long.
+public struct RunConfiguration {
+    /// The logind inhibitor every run holds; nil holds none.
+    public var lock: InhibitorRequest?
+    /// A kernel wakelock every run also holds, where the kernel has them; nil holds none.
+    public var wakelock: KernelWakelock?
+    /// The user's command for the life of each run (argv, no shell); nil runs none.
+    public var command: [String]?
+    /// Between SIGTERM and SIGKILL of the run command at run end.
+    public var commandGrace: Double
+    public var commandStdout: Subprocess.Output
+    public var commandStderr: Subprocess.Output
+    /// The run command's environment, before `TELWATCH_RUN_*` is added.
+    public var commandEnvironment: [String]
+    /// A `heartbeat` event this often while a run lives; nil for none. No timer runs while idle.
+    public var heartbeat: Double?
+    /// A run not renewed by its holders for this long ends itself (`expired`); nil for no lease.
+    public var lease: Double?
+    /// Where the live run is recorded for crash recovery and `status`; nil records nothing.
+    public var stateDirectory: String?
+    /// How long `shutdown` waits for the run command and hooks before it kills them.
+    public var shutdownTimeout: Double
+
+    public init(lock: InhibitorRequest? = InhibitorRequest(), wakelock: KernelWakelock? = nil,
+                command: [String]? = nil, commandGrace: Double = 5, commandStdout: Subprocess.Output = .inherit,
+                commandStderr: Subprocess.Output = .inherit,
+                commandEnvironment: [String] = Subprocess.currentEnvironment(), heartbeat: Double? = nil,
+                lease: Double? = 4 * 3600, stateDirectory: String? = RunStateStore.defaultDirectory(),
+                shutdownTimeout: Double = 10) {
+        self.lock = lock
+        self.wakelock = wakelock
+        self.command = command
+        self.commandGrace = commandGrace
+        self.commandStdout = commandStdout
+        self.commandStderr = commandStderr
+        self.commandEnvironment = commandEnvironment
+        self.heartbeat = heartbeat
+        self.lease = lease
+        self.stateDirectory = stateDirectory
+        self.shutdownTimeout = shutdownTimeout
+    }
+}
+
+/// Background runs, as the seed's XKBGRunManager kept an app alive, carried to Linux: while a
+/// run lives it holds a logind inhibitor (and optionally a kernel wakelock), runs the user's
+/// command, beats an optional heartbeat and counts down a lease. It knows nothing of calls:
+/// holders are opaque strings. The first holder to join starts a run, the last to leave ends it;
+/// leaving twice, or leaving a holder that never joined, changes nothing.
+///
+/// Run hooks (`run-started`, `run-stopped`, `run-expired`) run under the ordering key `run`,
+/// with `TELWATCH_RUN_*` variables. Everything happens on the loop's thread.
+public final class BGRunManager {
+    public static let hookKey = "run"
+
+    public let configuration: RunConfiguration
+    /// The live run, if any.
+    public private(set) var run: RunInfo?
+    public private(set) var holders: Set<String> = []
+    public private(set) var lock: InhibitorLock?
+    /// The live run's command while it runs.
+    public private(set) var runCommand: RunCommand?
+    public private(set) var isShutDown = false
+
+    private let loop: EventLoop
+    private let hooks: HookRunner?
+    private let onEvent: (RunEvent) -> Void
+    private var store: RunStateStore?
+    private var startedMonotonic = 0.0
+    private var leaseTimer: TimerSource?
+    private var leaseExpiresAt: Double?
+    private var heartbeatTimer: TimerSource?
+    private var heartbeats = 0
+    private var lockState = "off"
+    private var heldWakelock: KernelWakelock?
+    private var stateErrorReported = false
+    /// Commands of ended runs, until they are reaped.
+    private var stoppingCommands: [pid_t: RunCommand] = [:]
+    private var isShuttingDown = false
+    private var shutdownWaiters: [() -> Void] = []
+    private var shutdownTimer: TimerSource?
+    private var waitingForHooks = false
+
+    /// Takes the state directory (throws `RunError.stateDirectoryInUse` if a live telwatch has
+    /// it), then recovers a run a dead predecessor left open: `staleRunRecovered`, its kernel
+    /// wakelock released, its `run-stopped` hooks queued with reason `stale`, the record removed.
+    /// `lockBus` is the bus where logind lives (the system bus); nil means no inhibitor.
+    public init(loop: EventLoop, lockBus: Connection?, configuration: RunConfiguration, hooks: HookRunner? = nil,
+                onEvent: @escaping (RunEvent) -> Void) throws {
+        self.loop = loop
+        self.configuration = configuration
+        self.hooks = hooks
+        self.onEvent = onEvent
+        if let directory = configuration.stateDirectory {
+            do {
+                store = try RunStateStore(directory: directory)
+            } catch RunError.stateDirectoryInUse(let directory) {
+                throw RunError.stateDirectoryInUse(directory)
+            } catch {
+                emit(.stateError("cannot use the state directory: \(error)"))
+            }
+        }
+        if let lockBus, let request = configuration.lock {
+            lock = try InhibitorLock(connection: lockBus, request: request) { [weak self] event in
+                self?.lockChanged(event)
+            }
+        }
+        recoverStaleRun()
+    }
+
+    deinit {
+        // The lock's descriptor closes and the children are killed with their objects. A live
+        // run's record stays: it ended without its stop hook, which the next start runs.
+        if let heldWakelock { try? heldWakelock.release() }
+    }
+
+    public var isRunning: Bool { run != nil }
+
+    /// Time left on the live run's lease.
+    public var leaseRemaining: Double? { leaseTimer?.remaining }
+
+    /// Armed timers (lease, heartbeat, shutdown deadline): none while idle.
+    public var armedTimers: Int {
+        [leaseTimer, heartbeatTimer, shutdownTimer].reduce(0) { $0 + ($1?.isArmed == true ? 1 : 0) }
+    }
+
+    /// The live run as recorded in the state directory.
+    public var record: RunRecord? {
+        guard let run else { return nil }
+        return RunRecord(runID: run.id, reason: run.reason, pid: getpid(), startedAt: run.startedAt,
+                         updatedAt: wallClockNow(), holders: holders.count, lease: configuration.lease,
+                         leaseExpiresAt: leaseExpiresAt, lock: lockState, wakelock: heldWakelock)
+    }
+
+    // MARK: Holders
+
+    /// Adds a holder, starting a run if none lives; a holder already in renews the lease.
+    /// Returns whether the holder is new. Ignored once shutdown began.
+    @discardableResult
+    public func join(_ holder: String, reason: String) -> Bool {
+        guard !isShuttingDown else { return false }
+        guard run != nil else {
+            startRun(holder: holder, reason: reason)
+            return true
+        }
+        let isNew = holders.insert(holder).inserted
+        restartLease()
+        writeRecord()
+        return isNew
+    }
+
+    /// Removes a holder; the run ends (reason `idle`) when it was the last. Returns whether it held the run.
+    @discardableResult
+    public func leave(_ holder: String) -> Bool {
+        guard run != nil, holders.remove(holder) != nil else { return false }
+        if holders.isEmpty { endRun(reason: "idle") } else { writeRecord() }
+        return true
+    }
+
+    /// Activity from a holder: the lease starts over. Returns whether the holder holds the run.
+    @discardableResult
+    public func renew(_ holder: String) -> Bool {
+        guard holders.contains(holder) else { return false }
+        restartLease()
+        writeRecord()
+        return true
+    }
+
+    // MARK: Shutdown
+
+    /// Ends the live run (reason `shutdown`), releases the lock, stops the run command and waits,
+    /// through the loop, for it and every hook to finish; after `shutdownTimeout` they are
+    /// killed. `done` runs once all are reaped (bounded: 2 s after the kill at most).
+    public func shutdown(then done: @escaping () -> Void) {
+        guard !isShutDown else { return done() }
+        shutdownWaiters.append(done)
+        guard !isShuttingDown else { return }
+        isShuttingDown = true
+        if run != nil { endRun(reason: "shutdown") }
+        lock = nil
+        armShutdownDeadline(after: configuration.shutdownTimeout) { [weak self] in
+            guard let self else { return }
+            for command in self.stoppingCommands.values { command.kill() }
+            self.hooks?.abort()
+            self.armShutdownDeadline(after: 2) { [weak self] in self?.completeShutdown() }
+        }
+        finishShutdownIfQuiet()
+    }
+
+    private func armShutdownDeadline(after seconds: Double, _ handler: @escaping () -> Void) {
+        shutdownTimer = try? loop.timer(handler)
+        shutdownTimer?.schedule(after: seconds)
+    }
+
+    private func finishShutdownIfQuiet() {
+        guard isShuttingDown, !isShutDown, stoppingCommands.isEmpty else { return }
+        if let hooks, !hooks.isIdle {
+            guard !waitingForHooks else { return }
+            waitingForHooks = true
+            hooks.whenIdle { [weak self] in
+                self?.waitingForHooks = false
+                self?.finishShutdownIfQuiet()
+            }
+            return
+        }
+        completeShutdown()
+    }
+
+    private func completeShutdown() {
+        guard !isShutDown else { return }
+        isShutDown = true
+        shutdownTimer = nil
+        let waiters = shutdownWaiters
+        shutdownWaiters.removeAll()
+        for waiter in waiters { waiter() }
+    }
+
+    // MARK: Runs
+
+    private func startRun(holder: String, reason: String) {
+        let info = RunInfo(id: BGRunManager.newRunID(), reason: reason, firstHolder: holder, startedAt: wallClockNow())
+        run = info
+        holders = [holder]
+        startedMonotonic = monotonicNow()
+        heartbeats = 0
+        stateErrorReported = false
+        lockState = configuration.lock == nil ? "off" : "pending"
+        if let wakelock = configuration.wakelock, wakelock.isAvailable { heldWakelock = wakelock }
+        emit(.started(info))
+        runHooks("run-started", info, reason: reason, duration: nil)
+        armLease()
+        writeRecord()  // before anything is held, so a crash from here on is recovered
+        takeLock()
+        takeWakelock()
+        startCommand(info)
+        armHeartbeat(info)
+    }
+
+    private func endRun(reason: String) {
+        guard let info = run else { return }
+        let duration = monotonicNow() - startedMonotonic
+        run = nil
+        holders.removeAll()
+        leaseTimer = nil
+        leaseExpiresAt = nil
+        heartbeatTimer = nil
+        lock?.release()
+        if let heldWakelock { try? heldWakelock.release() }
+        heldWakelock = nil
+        if let command = runCommand {
+            runCommand = nil
+            let pid = command.pid
+            stoppingCommands[pid] = command
+            command.stop(grace: configuration.commandGrace) { [weak self] in
+                self?.stoppingCommands[pid] = nil
+                self?.finishShutdownIfQuiet()
+            }
+        }
+        store?.remove()
+        emit(.stopped(info, reason: reason, duration: duration))
+        runHooks("run-stopped", info, reason: reason, duration: duration)
+    }
+
+    private func expire() {
+        guard let info = run else { return }
+        let duration = monotonicNow() - startedMonotonic
+        emit(.expired(info, duration: duration))
+        runHooks("run-expired", info, reason: "expired", duration: duration)
+        endRun(reason: "expired")
+    }
+
+    private func armLease() {
+        guard configuration.lease != nil else { return }
+        leaseTimer = try? loop.timer { [weak self] in self?.expire() }
+        restartLease()
+    }
+
+    /// The caller writes the record.
+    private func restartLease() {
+        guard let lease = configuration.lease, let leaseTimer else { return }
+        leaseTimer.schedule(after: lease)
+        leaseExpiresAt = wallClockNow() + lease
+    }
+
+    private func armHeartbeat(_ info: RunInfo) {
+        guard let interval = configuration.heartbeat else { return }
+        heartbeatTimer = try? loop.timer { [weak self] in
+            guard let self else { return }
+            self.heartbeats += 1
+            self.emit(.heartbeat(runID: info.id, count: self.heartbeats, elapsed: monotonicNow() - self.startedMonotonic))
+        }
+        heartbeatTimer?.schedule(after: interval, repeating: interval)
+    }
+
+    // MARK: What a run holds
+
+    private func takeLock() {
+        guard configuration.lock != nil else { return }
+        if let lock {
+            lock.acquire()
+        } else {
+            lockState = "unavailable"
+            emit(.lockUnavailable("no system bus connection: nothing is inhibited"))
+            writeRecord()
+        }
+    }
+
+    private func lockChanged(_ event: InhibitorLock.Event) {
+        guard run != nil, let request = configuration.lock else { return }
+        switch event {
+        case .taken:
+            lockState = "held"
+            emit(.lockTaken(request))
+        case .retaken:
+            lockState = "held"
+            emit(.lockRetaken(request))
+        case .unavailable(let why):
+            lockState = "unavailable"
+            emit(.lockUnavailable(why))
+        }
+        writeRecord()
+    }
+
+    private func takeWakelock() {
+        guard let wakelock = configuration.wakelock else { return }
+        guard heldWakelock != nil else {
+            return emit(.wakelockUnavailable("no \(wakelock.directory)/wake_lock on this system"))
+        }
+        do {
+            try wakelock.acquire()
+            emit(.wakelockTaken(wakelock))
+        } catch {
+            heldWakelock = nil
+            emit(.wakelockUnavailable("\(error)"))
+            writeRecord()
+        }
+    }
+
+    private func startCommand(_ info: RunInfo) {
+        guard let arguments = configuration.command, !arguments.isEmpty else { return }
+        let environment = ChildEnvironment.make(
+            base: configuration.commandEnvironment,
+            variables: [("TELWATCH_RUN_ID", info.id), ("TELWATCH_RUN_REASON", info.reason)])
+        do {
+            var pid: pid_t = 0
+            let command = try RunCommand(
+                loop: loop, arguments: arguments, environment: environment,
+                stdout: configuration.commandStdout, stderr: configuration.commandStderr
+            ) { [weak self] status, early in
+                guard let self else { return }
+                if self.runCommand?.pid == pid { self.runCommand = nil }
+                self.emit(.runCommandExited(pid: pid, status: status, early: early))
+            }
+            pid = command.pid
+            runCommand = command
+            emit(.runCommandStarted(pid: pid))
+        } catch {
+            emit(.runCommandFailed("cannot start \(arguments[0]): \(error)"))
+        }
+    }
+
+    // MARK: Crash recovery
+
+    private func recoverStaleRun() {
+        guard let store, store.hasRecord else { return }
+        if let record = store.read() {
+            emit(.staleRunRecovered(record))
+            if let wakelock = record.wakelock { try? wakelock.release() }
+            let info = RunInfo(id: record.runID, reason: record.reason, firstHolder: "", startedAt: record.startedAt)
+            runHooks("run-stopped", info, reason: "stale", duration: nil, lock: "released",
+                     extra: [("TELWATCH_STALE_PID", String(record.pid))])
+        } else {
+            emit(.stateError("an unreadable run record was left in \(store.directory); removed"))
+        }
+        store.remove()
+    }
+
+    private func writeRecord() {
+        guard let store, let record else { return }
+        do {
+            try store.write(record)
+        } catch {
+            guard !stateErrorReported else { return }
+            stateErrorReported = true
+            emit(.stateError("cannot record the run: \(error)"))
+        }
+    }
+
+    // MARK: Output
+
+    private func emit(_ kind: RunEvent.Kind) {
+        onEvent(RunEvent(time: wallClockNow(), kind: kind))
+    }
+
+    /// `TELWATCH_RUN_REASON` is why the run started for `run-started`, why it ended otherwise.
+    private func runHooks(_ event: String, _ info: RunInfo, reason: String, duration: Double?, lock: String? = nil,
+                          extra: [(name: String, value: String)] = []) {
+        guard let hooks else { return }
+        let variables: [(name: String, value: String)] = [
+            ("TELWATCH_RUN_ID", info.id),
+            ("TELWATCH_RUN_REASON", reason),
+            ("TELWATCH_RUN_START_REASON", info.reason),
+            ("TELWATCH_RUN_HOLDER", info.firstHolder),
+            ("TELWATCH_RUN_HOLDERS", String(holders.count)),
+            ("TELWATCH_RUN_STARTED", formatSeconds(info.startedAt)),
+            ("TELWATCH_RUN_DURATION", duration.map(formatSeconds) ?? ""),
+            ("TELWATCH_LOCK", lock ?? lockState),
+            ("TELWATCH_TIME", formatSeconds(wallClockNow())),
+        ] + extra
+        hooks.run(event: event, key: BGRunManager.hookKey, variables: variables)
+    }
+
+    private static func newRunID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let digits = String(generator.next() as UInt64, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+}

@@ -1,0 +1,219 @@
+import DBus
+import Glibc
+
+/// The live run as written to the state directory, so that a telwatch killed mid-run can be
+/// cleaned up after by the next one, and so that `telwatch status` can tell how long the run
+/// has been held and how much of its lease is left.
+public struct RunRecord: Equatable, Sendable {
+    public var runID: String
+    public var reason: String
+    /// The telwatch that holds the run.
+    public var pid: Int32
+    /// Wall-clock seconds.
+    public var startedAt: Double
+    public var updatedAt: Double
+    public var holders: Int
+    /// The lease length, and when it ends unless renewed (wall clock); nil without a lease.
+    public var lease: Double?
+    public var leaseExpiresAt: Double?
+    /// `held`, `unavailable`, `pending` or `off`.
+    public var lock: String
+    /// A kernel wakelock the run holds: recovery must release it, the kernel will not.
+    public var wakelock: KernelWakelock?
+
+    public init(runID: String, reason: String, pid: Int32, startedAt: Double, updatedAt: Double, holders: Int,
+                lease: Double?, leaseExpiresAt: Double?, lock: String, wakelock: KernelWakelock?) {
+        self.runID = runID
+        self.reason = reason
+        self.pid = pid
+        self.startedAt = startedAt
+        self.updatedAt = updatedAt
+        self.holders = holders
+        self.lease = lease
+        self.leaseExpiresAt = leaseExpiresAt
+        self.lock = lock
+        self.wakelock = wakelock
+    }
+
+    /// How long the run has been held at `now`.
+    public func heldFor(at now: Double) -> Double { max(0, now - startedAt) }
+
+    /// Lease time left at `now` (0 when overdue), or nil without a lease.
+    public func leaseLeft(at now: Double) -> Double? { leaseExpiresAt.map { max(0, $0 - now) } }
+
+    /// `key=value` lines; `\`, newline and carriage return escaped so any reason survives.
+    public var encoded: String {
+        var fields: [(String, String)] = [
+            ("version", "1"), ("run_id", runID), ("reason", reason), ("pid", String(pid)),
+            ("started_at", formatSeconds(startedAt)), ("updated_at", formatSeconds(updatedAt)),
+            ("holders", String(holders)), ("lock", lock),
+        ]
+        if let lease { fields.append(("lease", formatSeconds(lease))) }
+        if let leaseExpiresAt { fields.append(("lease_expires_at", formatSeconds(leaseExpiresAt))) }
+        if let wakelock {
+            fields.append(("wakelock", wakelock.name))
+            fields.append(("wakelock_directory", wakelock.directory))
+        }
+        return fields.map { $0.0 + "=" + RunRecord.escape($0.1) + "\n" }.joined()
+    }
+
+    /// Parses `encoded`; nil when a required field is missing or malformed.
+    public init?(encoded text: String) {
+        var fields: [String: String] = [:]
+        for line in text.split(separator: "\n") {
+            guard let equals = line.firstIndex(of: "=") else { return nil }
+            fields[String(line[..<equals])] = RunRecord.unescape(line[line.index(after: equals)...])
+        }
+        guard fields["version"] == "1", let runID = fields["run_id"], let reason = fields["reason"],
+              let pid = fields["pid"].flatMap({ Int32($0) }),
+              let startedAt = fields["started_at"].flatMap({ Double($0) }),
+              let updatedAt = fields["updated_at"].flatMap({ Double($0) }),
+              let holders = fields["holders"].flatMap({ Int($0) }), let lock = fields["lock"]
+        else { return nil }
+        var wakelock: KernelWakelock?
+        if let name = fields["wakelock"], let directory = fields["wakelock_directory"] {
+            wakelock = KernelWakelock(name: name, directory: directory)
+        }
+        self.init(runID: runID, reason: reason, pid: pid, startedAt: startedAt, updatedAt: updatedAt,
+                  holders: holders, lease: fields["lease"].flatMap { Double($0) },
+                  leaseExpiresAt: fields["lease_expires_at"].flatMap { Double($0) }, lock: lock, wakelock: wakelock)
+    }
+
+    private static func escape(_ value: String) -> String {
+        var out = ""
+        for character in value.unicodeScalars {
+            switch character {
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            default: out.unicodeScalars.append(character)
+            }
+        }
+        return out
+    }
+
+    private static func unescape(_ value: Substring) -> String {
+        var out = ""
+        var escaping = false
+        for character in value.unicodeScalars {
+            if escaping {
+                switch character {
+                case "n": out += "\n"
+                case "r": out += "\r"
+                default: out.unicodeScalars.append(character)
+                }
+                escaping = false
+            } else if character == "\\" {
+                escaping = true
+            } else {
+                out.unicodeScalars.append(character)
+            }
+        }
+        return out
+    }
+}
+
+/// The state directory of one telwatch instance: the live run's record (`current-run`) and an
+/// instance lock (`instance.lock`, held with flock for the life of the process). The kernel
+/// drops the flock when the process dies however it dies, so a record found next to a free lock
+/// belongs to a dead telwatch, with no guessing from pids that may have been reused.
+public final class RunStateStore {
+    public static let recordName = "current-run"
+    public static let instanceLockName = "instance.lock"
+
+    public let directory: String
+    private var lockFD: Int32
+
+    /// `$STATE_DIRECTORY` (set by systemd's `StateDirectory=`; the first of a colon-separated list),
+    /// else `$XDG_STATE_HOME/telwatch`, else `~/.local/state/telwatch`.
+    public static func defaultDirectory(environment: [String] = Subprocess.currentEnvironment()) -> String? {
+        func value(_ name: String) -> String? {
+            let prefix = name + "="
+            guard let entry = environment.last(where: { $0.hasPrefix(prefix) }) else { return nil }
+            let value = String(entry.dropFirst(prefix.count))
+            return value.isEmpty ? nil : value
+        }
+        if let systemd = value("STATE_DIRECTORY")?.split(separator: ":").first { return String(systemd) }
+        if let xdg = value("XDG_STATE_HOME"), xdg.hasPrefix("/") { return xdg + "/telwatch" }
+        if let home = value("HOME") { return home + "/.local/state/telwatch" }
+        return nil
+    }
+
+    /// The live run recorded in `directory`, if any (for `telwatch status`; takes no lock).
+    public static func read(directory: String) -> RunRecord? {
+        guard let text = readFile(directory + "/" + recordName) else { return nil }
+        return RunRecord(encoded: text)
+    }
+
+    /// Creates the directory (mode 0700) if needed and takes the instance lock.
+    public init(directory: String) throws {
+        self.directory = directory
+        try RunStateStore.makeDirectories(directory)
+        let path = directory + "/" + RunStateStore.instanceLockName
+        lockFD = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard lockFD >= 0 else { throw RunError.lastSystemError("open \(path)") }
+        guard flock(lockFD, LOCK_EX | LOCK_NB) == 0 else {
+            let code = errno
+            close(lockFD)
+            if code == EWOULDBLOCK { throw RunError.stateDirectoryInUse(directory) }
+            throw RunError.system(call: "flock \(path)", errno: code)
+        }
+    }
+
+    deinit { close(lockFD) }
+
+    private var recordPath: String { directory + "/" + RunStateStore.recordName }
+
+    /// Whether a record file exists (readable or not).
+    public var hasRecord: Bool { access(recordPath, F_OK) == 0 }
+
+    public func read() -> RunRecord? { RunStateStore.read(directory: directory) }
+
+    /// Replaces the record atomically (temp file + rename): a reader never sees half of one.
+    /// No fsync: the record guards against telwatch being killed, which the page cache survives;
+    /// after a power loss there is no run left to clean up.
+    public func write(_ record: RunRecord) throws {
+        let temporary = directory + "/." + RunStateStore.recordName + ".tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw RunError.lastSystemError("open \(temporary)") }
+        let bytes = Array(record.encoded.utf8)
+        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        let writeError = errno
+        close(fd)
+        guard written == bytes.count else {
+            unlink(temporary)
+            throw RunError.system(call: "write \(temporary)", errno: writeError)
+        }
+        guard rename(temporary, recordPath) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw RunError.system(call: "rename \(temporary)", errno: code)
+        }
+    }
+
+    public func remove() {
+        unlink(recordPath)
+    }
+
+    private static func makeDirectories(_ path: String) throws {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            prefix += "/" + component
+            if mkdir(prefix, 0o700) != 0 && errno != EEXIST { throw RunError.lastSystemError("mkdir \(prefix)") }
+        }
+    }
+
+    private static func readFile(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            bytes += chunk[..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

@@ -1,0 +1,287 @@
+import BGRunManager
+import CallMonitor
+import DBus
+import Glibc
+import TestSupport
+import XCTest
+
+private let linkModem = "/org/freedesktop/ModemManager1/Modem/0"
+
+private func linkKey(_ number: Int) -> CallKey {
+    CallKey(backend: .modemManager, path: "/org/freedesktop/ModemManager1/Call/\(number)")
+}
+
+private func ringing(_ number: String, name: String? = nil) -> CallObservation {
+    CallObservation(phase: .live(.incoming, .ringing), direction: .incoming, number: number, name: name)
+}
+
+private func dialing(_ number: String) -> CallObservation {
+    CallObservation(phase: .live(.dialing, .dialing), direction: .outgoing, number: number)
+}
+
+private let answered = CallObservation(phase: .live(.connected, .active), reason: "accepted")
+
+private func hungUp(_ reason: String) -> CallObservation { CallObservation(phase: .ended, reason: reason) }
+
+/// TelManager fed by a real CallTracker from backend events, linked to a real BGRunManager that
+/// takes its lock from dbusmock's logind on a private bus.
+final class TelManagerTests: XCTestCase {
+    private var harness: LogindHarness!
+    private var tracker = CallTracker()
+    private var runs: BGRunManager?
+    private var hooks: HookRunner?
+    private var link: TelManager?
+    private var runEvents: [RunEvent] = []
+    private var outcomes: [HookOutcome] = []
+    /// Monotonic arrival of each outcome.
+    private var outcomeArrivals: [Double] = []
+
+    override func setUpWithError() throws {
+        harness = try LogindHarness()
+        tracker = CallTracker()
+    }
+
+    override func tearDown() {
+        link = nil
+        runs = nil
+        hooks = nil
+        harness?.stop()
+        harness = nil
+        runEvents = []
+        outcomes = []
+        outcomeArrivals = []
+    }
+
+    private var directory: String { harness.directory }
+
+    @discardableResult
+    private func makeLink(hookDirectory: String? = nil, commands: [String: [[String]]] = [:], hookTimeout: Double = 10,
+                          killGrace: Double = 1, hookEnvironment: [String]? = nil) throws -> TelManager {
+        if hookDirectory != nil || !commands.isEmpty {
+            let runner = HookRunner(loop: harness.loop, settings: HookSettings(
+                directory: hookDirectory, commands: commands, timeout: hookTimeout, killGrace: killGrace,
+                stdout: .null, stderr: .inherit, baseEnvironment: hookEnvironment ?? Subprocess.currentEnvironment()))
+            runner.onOutcome = { [unowned self] outcome in
+                self.outcomes.append(outcome)
+                self.outcomeArrivals.append(monotonicNow())
+            }
+            hooks = runner
+        }
+        let manager = try BGRunManager(loop: harness.loop, lockBus: harness.connection,
+                                       configuration: RunConfiguration(stateDirectory: directory + "/state"),
+                                       hooks: hooks) { [unowned self] event in self.runEvents.append(event) }
+        runs = manager
+        let made = TelManager(runs: manager, hooks: hooks)
+        link = made
+        return made
+    }
+
+    /// One backend event through the real tracker into TelManager; returns how long handling took.
+    @discardableResult
+    private func feed(_ event: BackendEvent) -> Double {
+        let began = monotonicNow()
+        link?.handle(tracker.apply(event, at: wallClockNow()))
+        return monotonicNow() - began
+    }
+
+    private func callID(_ key: CallKey) throws -> String { try XCTUnwrap(tracker.call(key)?.id) }
+
+    private func waitFor(_ what: String, timeout: Double = 10, file: StaticString = #filePath, line: UInt = #line,
+                         _ condition: @escaping () -> Bool) {
+        XCTAssertTrue(harness.run(until: condition, timeout: timeout), "timed out waiting for \(what)", file: file, line: line)
+    }
+
+    private func waitForLock(file: StaticString = #filePath, line: UInt = #line) {
+        waitFor("the lock", file: file, line: line) {
+            self.runEvents.contains { if case .lockTaken = $0.kind { return true }; return false }
+        }
+    }
+
+    private func stopReasons() -> [String] {
+        runEvents.compactMap { if case .stopped(_, let reason, _) = $0.kind { return reason }; return nil }
+    }
+
+    func testLockIsHeldFromTheFirstRingUntilTheLastOfTwoOverlappingCallsEnds() throws {
+        let link = try makeLink()
+        let runs = try XCTUnwrap(runs)
+        feed(.callAppeared(linkKey(0), modem: linkModem, ringing("+15550001"), initial: false))
+        let first = try callID(linkKey(0))
+        waitForLock()
+        XCTAssertEqual(try harness.inhibitors().map(\.what), ["sleep"], "held on the first ring")
+        XCTAssertEqual(runs.holders, [first])
+        XCTAssertEqual(runs.run?.reason, "incoming")
+
+        feed(.callAppeared(linkKey(1), modem: linkModem, dialing("+15550002"), initial: false))
+        let second = try callID(linkKey(1))
+        feed(.callChanged(linkKey(0), answered))
+        XCTAssertEqual(runs.holders, [first, second])
+        XCTAssertEqual(link.liveCallIDs, [first, second])
+
+        feed(.callChanged(linkKey(0), hungUp("terminated")))
+        XCTAssertEqual(runs.holders, [second])
+        XCTAssertTrue(runs.isRunning, "the second call still holds the run")
+        XCTAssertEqual(try harness.inhibitors().count, 1)
+
+        feed(.callChanged(linkKey(1), answered))
+        feed(.callRemoved(linkKey(1), reason: nil))
+        XCTAssertFalse(runs.isRunning)
+        XCTAssertEqual(link.liveCallIDs, [])
+        XCTAssertNotNil(harness.waitForInhibitors { $0.isEmpty }, "released when the last call ended")
+        XCTAssertEqual(runEvents.filter { $0.name == "run-started" }.count, 1, "one run for both calls")
+        XCTAssertEqual(runEvents.filter { $0.name == "lock-taken" }.count, 1, "the lock was never dropped between")
+        XCTAssertEqual(stopReasons(), ["idle"])
+    }
+
+    func testCallHooksGetTheCallAsTheirEnvironment() throws {
+        let hookDirectory = directory + "/hooks"
+        try Files.makeDirectory(hookDirectory)
+        for event in ["incoming", "dialing", "connected", "disconnected", "missed", "updated"] {
+            try Files.script(hookDirectory + "/" + event,
+                             "env -0 > '\(directory)/'\"$TELWATCH_EVENT.$TELWATCH_CALL_ID.env\"")
+        }
+        try makeLink(hookDirectory: hookDirectory)
+        let before = wallClockNow()
+        feed(.callAppeared(linkKey(0), modem: linkModem, ringing(""), initial: false))
+        let answeredID = try callID(linkKey(0))
+        let runID = try XCTUnwrap(runs?.run?.id)
+        feed(.callChanged(linkKey(0), CallObservation(number: "+15550100", name: "Alice")))
+        feed(.callChanged(linkKey(0), answered))
+        feed(.callChanged(linkKey(0), hungUp("terminated")))
+        feed(.callAppeared(linkKey(1), modem: linkModem, ringing("+15550199"), initial: false))
+        let missedID = try callID(linkKey(1))
+        feed(.callChanged(linkKey(1), hungUp("refused-or-busy")))
+        waitFor("seven hooks") { self.outcomes.count >= 7 }
+        XCTAssertEqual(outcomes.filter { !$0.result.isSuccess }.count, 0, "\(outcomes.map(\.result))")
+        XCTAssertEqual(outcomes.filter { $0.key == answeredID }.map(\.event),
+                       ["incoming", "updated", "connected", "disconnected"], "one call's hooks run in order")
+
+        func environment(_ event: String, _ id: String) throws -> [String: String] {
+            try XCTUnwrap(Files.environmentDump("\(directory)/\(event).\(id).env"), "no \(event) hook for \(id)")
+        }
+        let incoming = try environment("incoming", answeredID)
+        let expected: [String: String] = [
+            "TELWATCH_EVENT": "incoming", "TELWATCH_CALL_ID": answeredID, "TELWATCH_STATE": "incoming",
+            "TELWATCH_PREVIOUS_STATE": "", "TELWATCH_DETAIL": "ringing", "TELWATCH_DIRECTION": "incoming",
+            "TELWATCH_NUMBER": "", "TELWATCH_NAME": "", "TELWATCH_REASON": "", "TELWATCH_BACKEND": "modemmanager",
+            "TELWATCH_MODEM": linkModem, "TELWATCH_PATH": linkKey(0).path, "TELWATCH_INITIAL": "false",
+            "TELWATCH_MISSED": "false", "TELWATCH_MULTIPARTY": "false", "TELWATCH_LIVE_CALLS": "1",
+            "TELWATCH_RUN_ID": runID,
+        ]
+        for (name, value) in expected { XCTAssertEqual(incoming[name], value, name) }
+        let time = try XCTUnwrap(incoming["TELWATCH_TIME"].flatMap(Double.init))
+        XCTAssertEqual(time, before, accuracy: 5)
+
+        let updated = try environment("updated", answeredID)
+        XCTAssertEqual(updated["TELWATCH_NUMBER"], "+15550100")
+        XCTAssertEqual(updated["TELWATCH_NAME"], "Alice")
+        XCTAssertEqual(updated["TELWATCH_PREVIOUS_STATE"], "incoming")
+        let connected = try environment("connected", answeredID)
+        XCTAssertEqual(connected["TELWATCH_PREVIOUS_STATE"], "incoming")
+        XCTAssertEqual(connected["TELWATCH_DETAIL"], "active")
+        XCTAssertEqual(connected["TELWATCH_REASON"], "accepted")
+        let disconnected = try environment("disconnected", answeredID)
+        XCTAssertEqual(disconnected["TELWATCH_STATE"], "disconnected")
+        XCTAssertEqual(disconnected["TELWATCH_PREVIOUS_STATE"], "connected")
+        XCTAssertEqual(disconnected["TELWATCH_DETAIL"], "")
+        XCTAssertEqual(disconnected["TELWATCH_REASON"], "terminated")
+        XCTAssertEqual(disconnected["TELWATCH_MISSED"], "false")
+        XCTAssertEqual(disconnected["TELWATCH_LIVE_CALLS"], "0")
+        XCTAssertEqual(disconnected["TELWATCH_RUN_ID"], runID, "the run the call held, though its end ended it")
+
+        let unanswered = try environment("disconnected", missedID)
+        XCTAssertEqual(unanswered["TELWATCH_MISSED"], "true")
+        let missed = try environment("missed", missedID)
+        XCTAssertEqual(missed["TELWATCH_EVENT"], "missed")
+        XCTAssertEqual(missed["TELWATCH_PREVIOUS_STATE"], "incoming")
+        XCTAssertEqual(missed["TELWATCH_NUMBER"], "+15550199")
+        XCTAssertEqual(missed["TELWATCH_REASON"], "refused-or-busy")
+        XCTAssertEqual(stopReasons(), ["idle", "idle"], "one run per call, one after the other")
+    }
+
+    func testAHostileNumberReachesTheHookByteForByteAndNothingRuns() throws {
+        let sandboxHome = directory + "/home"
+        try Files.makeDirectory(sandboxHome)
+        try Files.write(sandboxHome + "/keep", "still here")
+        let marker = directory + "/INJECTED"
+        // Were any of this evaluated by a shell, `~` is a throwaway HOME and the marker would appear.
+        let number = "'; rm -rf ~ #$(id)`touch \(marker)`\n$(touch \(marker)); touch \(marker)\u{1b}[31m\""
+        let name = "\"; touch \(marker); echo \u{1b}]0;title\u{07}"
+        let hookDirectory = directory + "/hooks"
+        try Files.makeDirectory(hookDirectory)
+        try Files.script(hookDirectory + "/incoming", """
+            printf '%s' "$TELWATCH_NUMBER" > '\(directory)/number'
+            printf '%s' "$TELWATCH_NAME" > '\(directory)/name'
+            """)
+        let environment = Subprocess.currentEnvironment().filter { !$0.hasPrefix("HOME=") } + ["HOME=" + sandboxHome]
+        try makeLink(hookDirectory: hookDirectory, commands: [
+            "incoming": [["/usr/bin/env", "-0"], ["/bin/sh", "-c", "env -0 > '\(directory)/configured.env'", "hook"]],
+        ], hookEnvironment: environment)
+
+        feed(.callAppeared(linkKey(0), modem: linkModem, ringing(number, name: name), initial: false))
+        waitFor("the hooks") { self.outcomes.count >= 3 }
+        XCTAssertEqual(outcomes.map(\.result), [.exited(0), .exited(0), .exited(0)])
+        XCTAssertEqual(Files.bytes(directory + "/number"), Array(number.utf8))
+        XCTAssertEqual(Files.bytes(directory + "/name"), Array(name.utf8))
+        XCTAssertEqual(Files.environmentDump(directory + "/configured.env")?["TELWATCH_NUMBER"], number)
+        XCTAssertFalse(Files.exists(marker), "something was executed")
+        XCTAssertEqual(Files.text(sandboxHome + "/keep"), "still here")
+    }
+
+    func testAHangingHookIsKilledAtItsTimeoutWhileLaterEventsArriveOnTime() throws {
+        let hookDirectory = directory + "/hooks"
+        try Files.makeDirectory(hookDirectory)
+        try Files.script(hookDirectory + "/incoming", """
+            case "$TELWATCH_NUMBER" in *hang*) exec sleep 1000;; esac
+            exit 0
+            """)
+        try Files.script(hookDirectory + "/connected", "exit 0")
+        let timeout = 0.8
+        try makeLink(hookDirectory: hookDirectory, hookTimeout: timeout, killGrace: 0.5)
+
+        let began = monotonicNow()
+        XCTAssertLessThan(feed(.callAppeared(linkKey(0), modem: linkModem, ringing("+1hang"), initial: false)), 0.1)
+        let hanging = try callID(linkKey(0))
+        XCTAssertLessThan(feed(.callAppeared(linkKey(1), modem: linkModem, ringing("+15550002"), initial: false)), 0.1)
+        let other = try callID(linkKey(1))
+        XCTAssertLessThan(feed(.callChanged(linkKey(0), answered)), 0.1, "handing a hook over never waits for it")
+        waitForLock()
+        XCTAssertLessThan(monotonicNow() - began, timeout / 2, "the run started while the hook hung")
+
+        waitFor("the other call's hook") { self.outcomes.contains { $0.key == other } }
+        let otherIndex = try XCTUnwrap(outcomes.firstIndex { $0.key == other })
+        XCTAssertLessThan(outcomeArrivals[otherIndex] - began, timeout, "another call's hook ran while one hung")
+
+        waitFor("the hung hook and the one queued behind it", timeout: 5) {
+            self.outcomes.filter { $0.key == hanging }.count >= 2
+        }
+        let ofHanging = outcomes.enumerated().filter { $0.element.key == hanging }
+        XCTAssertEqual(ofHanging.map(\.element.event), ["incoming", "connected"])
+        let hung = ofHanging[0].element
+        XCTAssertEqual(hung.result, .timedOut(.signaled(SIGTERM)))
+        XCTAssertGreaterThanOrEqual(hung.duration, timeout - 0.01)
+        XCTAssertLessThan(hung.duration, timeout + 1)
+        XCTAssertFalse(ProcessTable.isAlive(try XCTUnwrap(hung.pid)))
+        XCTAssertEqual(ofHanging[1].element.result, .exited(0))
+        XCTAssertGreaterThanOrEqual(outcomeArrivals[ofHanging[1].offset], outcomeArrivals[ofHanging[0].offset])
+    }
+
+    func testShutdownMidCallEndsTheRunAndRunsNoMoreCallHooks() throws {
+        let hookDirectory = directory + "/hooks"
+        try Files.makeDirectory(hookDirectory)
+        for event in ["incoming", "disconnected", "run-stopped"] {
+            try Files.script(hookDirectory + "/" + event, "exit 0")
+        }
+        let link = try makeLink(hookDirectory: hookDirectory)
+        feed(.callAppeared(linkKey(0), modem: linkModem, ringing("+15550001"), initial: false))
+        waitForLock()
+        var done = false
+        link.shutdown { done = true }
+        waitFor("shutdown") { done }
+        XCTAssertEqual(stopReasons(), ["shutdown"])
+        XCTAssertNotNil(harness.waitForInhibitors { $0.isEmpty })
+        feed(.callChanged(linkKey(0), hungUp("terminated")))
+        XCTAssertTrue(hooks?.isIdle ?? false)
+        XCTAssertEqual(outcomes.map(\.event).sorted(), ["incoming", "run-stopped"], "no hook after shutdown began")
+        XCTAssertFalse(runs?.isRunning ?? true)
+    }
+}

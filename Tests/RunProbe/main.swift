@@ -1,0 +1,39 @@
+// telwatch-run-probe: a process that holds one background run (logind lock and run record)
+// until it is killed, so that a test can SIGKILL a real lock holder and check what the kernel
+// and the next telwatch do about it. Prints one line per run event.
+//
+// usage: telwatch-run-probe STATE_DIRECTORY [WAKELOCK_DIRECTORY]   (bus: DBUS_SYSTEM_BUS_ADDRESS)
+import BGRunManager
+import DBus
+import Glibc
+
+func say(_ text: String) {
+    var line = text + "\n"
+    line.withUTF8 { _ = write(1, $0.baseAddress, $0.count) }
+}
+
+func holdRun(_ arguments: [String]) throws {
+    let loop = try EventLoop()
+    let bus = try Connection(.system, loop: loop)
+    var configuration = RunConfiguration(stateDirectory: arguments[1])
+    if arguments.count > 2 {
+        configuration.wakelock = KernelWakelock(name: "telwatch-run-probe", directory: arguments[2])
+    }
+    let manager = try BGRunManager(loop: loop, lockBus: bus, configuration: configuration) { event in
+        say(([event.name] + event.fields.map { $0.key + "=" + $0.value }).joined(separator: " "))
+    }
+    manager.join("probe", reason: "probe")
+    loop.run()
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 2 else {
+    say("usage: telwatch-run-probe STATE_DIRECTORY [WAKELOCK_DIRECTORY]")
+    exit(2)
+}
+do {
+    try holdRun(arguments)
+} catch {
+    say("error \(error)")
+    exit(1)
+}
