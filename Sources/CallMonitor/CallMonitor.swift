@@ -27,7 +27,7 @@ public final class CallMonitor {
     private let connection: Connection
     private let clock: () -> Double
     private let noticeClock: () -> Double
-    private let onEvent: (TrackerEvent) -> Void
+    private let onEvents: ([TrackerEvent]) -> Void
     private let onNotice: (BackendNotice) -> Void
     private var tracker = CallTracker()
     private var limiter = NoticeLimiter()
@@ -39,18 +39,28 @@ public final class CallMonitor {
         onEvent: @escaping (TrackerEvent) -> Void, onNotice: @escaping (BackendNotice) -> Void
     ) {
         self.init(connection: connection, backends: backends, clock: clock, noticeClock: monotonicNow,
-                  onEvent: onEvent, onNotice: onNotice)
+                  onEvents: { events in for event in events { onEvent(event) } }, onNotice: onNotice)
+    }
+
+    /// Hands over the tracker's events one batch per backend event: what one change of one call
+    /// caused (a `disconnected` with its `missed` and `idle`), which `TelManager.handle` needs whole.
+    public convenience init(
+        connection: Connection, backends: BackendSelection, clock: @escaping () -> Double = wallClockNow,
+        onEvents: @escaping ([TrackerEvent]) -> Void, onNotice: @escaping (BackendNotice) -> Void
+    ) {
+        self.init(connection: connection, backends: backends, clock: clock, noticeClock: monotonicNow,
+                  onEvents: onEvents, onNotice: onNotice)
     }
 
     /// `noticeClock` (monotonic seconds) paces the rate limit of notices.
     init(connection: Connection, backends: BackendSelection, clock: @escaping () -> Double,
-         noticeClock: @escaping () -> Double, onEvent: @escaping (TrackerEvent) -> Void,
+         noticeClock: @escaping () -> Double, onEvents: @escaping ([TrackerEvent]) -> Void,
          onNotice: @escaping (BackendNotice) -> Void) {
         self.connection = connection
         selection = backends
         self.clock = clock
         self.noticeClock = noticeClock
-        self.onEvent = onEvent
+        self.onEvents = onEvents
         self.onNotice = onNotice
     }
 
@@ -111,7 +121,8 @@ public final class CallMonitor {
 
     private func handle(_ event: BackendEvent) {
         guard isRunning else { return }
-        for output in tracker.apply(event, at: clock()) { onEvent(output) }
+        let outputs = tracker.apply(event, at: clock())
+        if !outputs.isEmpty { onEvents(outputs) }
     }
 
     private func handle(_ notice: BackendNotice) {

@@ -52,5 +52,6 @@ public enum DBusError: Error, Equatable, CustomStringConvertible {
         return .remote(name: name, message: message)
     }
 
-    static func lastSystemError(_ call: String) -> DBusError { .system(call: call, errno: errno) }
+    /// The failure of a system call that just set errno.
+    public static func lastSystemError(_ call: String) -> DBusError { .system(call: call, errno: errno) }
 }

@@ -89,6 +89,11 @@ extension Connection {
         exportedObjects.removeValue(forKey: path.rawValue)
     }
 
+    /// Current property values of one exported interface (empty if nothing is exported there).
+    public func exportedProperties(path: ObjectPath, interface: String) -> [String: DBusValue] {
+        exportedObjects[path.rawValue]?.interface(interface)?.propertyValues() ?? [:]
+    }
+
     /// Emits `org.freedesktop.DBus.Properties.PropertiesChanged` for an exported interface.
     public func emitPropertiesChanged(path: ObjectPath, interface: String, changed: [String: DBusValue],
                                       invalidated: [String] = []) throws {

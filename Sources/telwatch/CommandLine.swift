@@ -1,0 +1,103 @@
+/// `telwatch [watch] [options]`: flags, then the config file they may name (flags win).
+enum WatchArguments {
+    static func parse(_ arguments: [String]) throws -> WatchOptions {
+        // The config file is read first wherever --config stands, so every flag overrides it.
+        var options = WatchOptions()
+        var scan = ArgumentCursor(arguments)
+        while let argument = scan.next() {
+            if argument == "--" { break }
+            if argument == "--config" { try options.load(configFile: try scan.value(for: argument)) }
+        }
+        var cursor = ArgumentCursor(arguments)
+        while let argument = cursor.next() {
+            switch argument {
+            case "--config": _ = try cursor.value(for: argument)
+            case "--json", "--redact-numbers", "--wakelock":
+                try cursor.noValue(for: argument)
+                try options.set(String(argument.dropFirst(2)), "true")
+            case "--quiet", "-q": try cursor.noValue(for: argument); options.verbosity = .quiet
+            case "--verbose", "-v": try cursor.noValue(for: argument); options.verbosity = .verbose
+            case "--run":
+                let first = try cursor.value(for: argument)
+                options.runCommand = first == "--" ? cursor.rest() : [first]
+                guard !options.runCommand.isEmpty else { throw UsageError("--run needs a command: --run -- CMD ARGS…") }
+            case "--backend", "--bus", "--inhibit", "--hooks", "--lease", "--heartbeat", "--hook-timeout",
+                 "--stop-grace", "--state-dir":
+                try options.set(String(argument.dropFirst(2)), try cursor.value(for: argument))
+            case "--":
+                throw UsageError("unexpected '--' (the run command goes after --run: --run -- CMD ARGS…)")
+            default:
+                throw UsageError("unknown option '\(argument)' (see telwatch --help)")
+            }
+        }
+        return options
+    }
+}
+
+enum Help {
+    static let main = """
+    usage: telwatch [watch] [OPTIONS]
+           telwatch status [--json] [--bus BUS] [--backend B] [--state-dir DIR]
+           telwatch doctor [--bus BUS] [--backend B] [--inhibit WHAT[:MODE]] [--hooks DIR]
+           telwatch simulate [--bus BUS] [--modems N] [--exit] [SCRIPT | -]
+           telwatch demo [--json] [--speed X]
+           telwatch --version | --help | COMMAND --help
+
+    Follows the voice calls of ModemManager and oFono over D-Bus and prints one line per event:
+    incoming, dialing, connected, disconnected, missed, updated. While any call is live it holds a
+    background run: a logind inhibitor lock (the device does not suspend mid-call), your run
+    command and your hooks.
+
+    watch options:
+      --backend auto|modemmanager|ofono  which stacks to follow (default auto: whichever run)
+      --bus system|session|ADDRESS       the bus (default system)
+      --json                             JSON Lines instead of text (schema in the README)
+      --inhibit WHAT[:MODE]|none         what a run inhibits (default sleep:block; e.g. sleep:idle:block)
+      --hooks DIR                        run DIR/EVENT and DIR/EVENT.d/* for each event
+      --hook-timeout DURATION            kill a hook still running after this (default 30s)
+      --run -- CMD ARGS…                 run CMD for the whole of each run (no shell); stopped with
+                                         SIGTERM, then SIGKILL after --stop-grace (default 5s)
+      --lease DURATION|none              a run not renewed for this long ends itself (default 4h)
+      --heartbeat DURATION               a heartbeat event this often while a run lives (default none)
+      --wakelock                         also hold a kernel wakelock during runs, where there is one
+      --state-dir DIR                    where the live run is recorded (default $STATE_DIRECTORY,
+                                         $XDG_STATE_HOME/telwatch or ~/.local/state/telwatch)
+      --redact-numbers                   show only the last two digits of phone numbers
+      --quiet | --verbose                less or more on stdout and stderr
+      --config FILE                      KEY = VALUE settings (the long option names); flags win
+    DURATION: seconds, or with a unit: 90s, 5m, 1h.
+
+    exit status: 0 stopped by SIGINT/SIGTERM or done; 1 failure; 2 bad usage or config;
+                 3 the bus is unreachable or was lost (restart me); 4 doctor found problems
+
+    examples:
+      telwatch demo                                  see it work, with no modem at all
+      telwatch --json | jq -c 'select(.event=="incoming") | .number'
+      telwatch --hooks ~/.config/telwatch/hooks --run -- pw-play ~/keepalive.wav
+      telwatch doctor
+    """
+
+    static let status = """
+    usage: telwatch status [--json] [--bus BUS] [--backend auto|modemmanager|ofono] [--state-dir DIR]
+
+    The calls live right now on every stack, and the background run recorded by the running
+    telwatch (held since, lease left). Exit status 3 if the bus cannot be reached.
+    """
+
+    static let doctor = """
+    usage: telwatch doctor [--bus BUS] [--backend B] [--inhibit WHAT[:MODE]|none] [--hooks DIR] [--state-dir DIR]
+
+    Checks what telwatch needs: the bus, which stacks run and how many modems have voice, whether
+    oFono's policy lets this user read calls, whether an inhibitor lock can be taken, whether the
+    hooks are executable. One line each, ✔ or ✘ with the fix. Exit status 4 if anything is ✘.
+    """
+
+    static let demo = """
+    usage: telwatch demo [--json] [--speed X] [--hooks DIR] [--redact-numbers] [--verbose]
+
+    Starts a private dbus-daemon with telwatch's built-in ModemManager simulator and a stand-in
+    logind, plays a short story (an incoming call answered, a second call waiting, a missed call,
+    an outgoing call) and runs the real watch pipeline against it. Needs dbus-daemon; no modem.
+    --speed 10 plays it ten times faster.
+    """
+}

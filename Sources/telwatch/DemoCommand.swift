@@ -1,0 +1,122 @@
+import DBus
+import Glibc
+
+/// `telwatch demo`: the whole pipeline against the built-in simulator on a private bus, so a
+/// newcomer sees exactly what a phone would print, with no modem and no system bus.
+enum DemoCommand {
+    static let story = """
+    echo an incoming call rings, and is answered
+    ring +15551230001
+    sleep 1.5
+    answer c1
+    sleep 1.5
+    echo a second call waits; the first is put on hold and the second answered
+    waiting +15551230002
+    sleep 1.5
+    hold c1
+    answer c2
+    sleep 1.5
+    remote-hangup c2
+    resume c1
+    sleep 1
+    hangup c1
+    sleep 1.5
+    echo a call rings with no caller id at first, then gives up unanswered
+    ring -
+    sleep 0.5
+    clip last +15551230003
+    sleep 1.5
+    missed last
+    sleep 1.5
+    echo an outgoing call: dialing, ringing at the far end, answered, hung up
+    dial +15551230004
+    sleep 1
+    alerting last
+    sleep 1.5
+    answer last
+    sleep 1.5
+    hangup last
+    """
+
+    static func run(_ arguments: [String]) -> Int32 {
+        var options = WatchOptions()
+        var speed = 1.0
+        var cursor = ArgumentCursor(arguments)
+        do {
+            while let argument = cursor.next() {
+                switch argument {
+                case "--help", "-h": LineWriter(fd: 1).write(Help.demo); return ExitStatus.success
+                case "--json", "--redact-numbers":
+                    try cursor.noValue(for: argument)
+                    try options.set(String(argument.dropFirst(2)), "true")
+                case "--verbose", "-v": try cursor.noValue(for: argument); options.verbosity = .verbose
+                case "--hooks", "--hook-timeout": try options.set(String(argument.dropFirst(2)), try cursor.value(for: argument))
+                case "--speed":
+                    let text = try cursor.value(for: argument)
+                    guard let value = Double(text), value >= 0.1, value <= 1000 else {
+                        throw UsageError("--speed takes a factor from 0.1 to 1000, not '\(text)'")
+                    }
+                    speed = value
+                default: throw UsageError("demo: unknown option '\(argument)' (see telwatch demo --help)")
+                }
+            }
+        } catch {
+            warn("\(error)")
+            return ExitStatus.usage
+        }
+
+        let output = LineWriter(fd: 1)
+        let narrate: (String) -> Void = { text in
+            if options.json { warn("demo: " + text) } else { output.write("── " + text) }
+        }
+        do {
+            let bus = try PrivateBus()
+            defer { bus.stop() }
+            options.bus = .address(bus.address)
+            options.backend = .modemmanager
+            options.stateDirectory = bus.directory + "/state"
+            let loop = try EventLoop()
+            // The phone's side: a simulated ModemManager and logind on their own connection.
+            let phone = try Connection(.address(bus.address), loop: loop)
+            defer { phone.close() }
+            let logind = try SimulatedLogind(connection: phone)
+            let simulator = try SimulatedModemManager(connection: phone)
+            try simulator.addModem(model: "Demo Modem", announce: false)
+            try simulator.claimName()
+
+            // telwatch's side: the real watch pipeline on a connection of its own.
+            let connection = try Connection(.address(bus.address), loop: loop)
+            defer { connection.close() }
+            let session = try WatchSession(options: options, loop: loop, connection: connection, output: output)
+            let player = ScriptPlayer(simulator: simulator, loop: loop) { line in
+                if options.verbosity == .verbose { warn("simulator: " + line) }
+            }
+            player.timeScale = 1 / speed
+            player.onNarration = narrate
+            var finishing: TimerSource?
+            player.onIdle = {
+                // The story is told: stop once telwatch has seen the last call end (at most 3 s on).
+                guard finishing == nil else { return }
+                let idleAt = monotonicNow()
+                finishing = try? loop.timer {
+                    guard (session.liveCalls.isEmpty && !session.isRunHeld) || monotonicNow() - idleAt > 3 else { return }
+                    finishing?.cancel()
+                    session.stop(status: player.failure == nil ? ExitStatus.success : ExitStatus.failure)
+                }
+                finishing?.schedule(after: 0.1, repeating: 0.1)
+            }
+            session.onReady = {
+                narrate("telwatch is following a simulated ModemManager on a private bus (\(bus.directory))")
+                player.enqueue((try? SimulatorCommand.parse(story)) ?? [])
+            }
+            session.onFinished = { loop.stop() }
+            try session.start()
+            withExtendedLifetime(logind) { loop.run() }
+            narrate("done: every call ended, the inhibitor lock is released")
+            return session.exitStatus
+        } catch {
+            warn("demo: \(error)")
+            return ExitStatus.failure
+        }
+    }
+}

@@ -1,0 +1,201 @@
+import BGRunManager
+import DBus
+import Glibc
+
+/// `telwatch doctor`: what is reachable and allowed, one line each, with the fix for what is not —
+/// the Linux answer to the seed's `isMultitaskingSupported` check.
+struct Doctor {
+    let options: WatchOptions
+    private let output = LineWriter(fd: 1)
+    private var problems = 0
+
+    init(options: WatchOptions) { self.options = options }
+
+    private mutating func check(_ ok: Bool, _ text: String, fix: String? = nil) {
+        if ok {
+            output.write("✔ " + text)
+        } else {
+            problems += 1
+            output.write("✘ " + text + (fix.map { "\n    fix: " + $0 } ?? ""))
+        }
+    }
+
+    private func note(_ text: String) { output.write("  " + text) }
+
+    mutating func run() -> Int32 {
+        let loop: EventLoop
+        let connection: Connection
+        do {
+            loop = try EventLoop()
+            connection = try Connection(options.bus.address, loop: loop)
+        } catch {
+            check(false, "\(options.bus.label) bus: \(error)",
+                  fix: options.bus == .system ? "is dbus running? (systemctl status dbus)" : "pass --bus with a reachable bus")
+            return ExitStatus.busUnavailable
+        }
+        defer { connection.close() }
+        check(true, "\(options.bus.label) bus reachable as \(connection.uniqueName)")
+
+        let wantsModemManager = options.backend != .ofono
+        let wantsOfono = options.backend != .modemmanager
+        var anyStack = false
+        if wantsModemManager { anyStack = checkModemManager(connection) || anyStack }
+        if wantsOfono { anyStack = checkOfono(connection) || anyStack }
+        if !anyStack {
+            check(false, "no telephony stack is running on this bus",
+                  fix: "start ModemManager (systemctl start ModemManager) or oFono (systemctl start ofono); "
+                      + "to try telwatch without a modem: telwatch demo")
+        }
+        checkInhibitor(connection)
+        checkHooks()
+        checkStateDirectory()
+        output.write(problems == 0 ? "all checks passed" : "\(problems) problem\(problems == 1 ? "" : "s") found")
+        return problems == 0 ? ExitStatus.success : ExitStatus.problemsFound
+    }
+
+    private func owner(of name: String, on connection: Connection) -> String? {
+        try? connection.callBlocking(destination: BusDaemon.name, path: BusDaemon.path, interface: BusDaemon.interface,
+                                     member: "GetNameOwner", name, timeout: 5).decode(String.self)
+    }
+
+    private mutating func checkModemManager(_ connection: Connection) -> Bool {
+        let name = "org.freedesktop.ModemManager1"
+        guard let owner = owner(of: name, on: connection) else {
+            check(options.backend == .auto, "ModemManager is not running (\(name) has no owner)",
+                  fix: "systemctl start ModemManager, or use --backend ofono")
+            return false
+        }
+        do {
+            let reply = try connection.callBlocking(destination: name, path: "/org/freedesktop/ModemManager1",
+                                                    interface: BusDaemon.objectManagerInterface,
+                                                    member: "GetManagedObjects", timeout: 5)
+            let objects = try reply.decode([ObjectPath: [String: PropertyMap]].self)
+            let voice = objects.values.filter { $0["org.freedesktop.ModemManager1.Modem.Voice"] != nil }.count
+            check(true, "ModemManager running as \(owner): \(objects.count) modem\(objects.count == 1 ? "" : "s"), "
+                  + "\(voice) with voice")
+            if objects.count > 0 && voice == 0 {
+                note("no modem offers voice calls yet (a modem must be enabled; mmcli -m 0 -e)")
+            }
+        } catch {
+            check(false, "ModemManager running as \(owner) but its modems cannot be listed: \(error)",
+                  fix: "check ModemManager's logs (journalctl -u ModemManager)")
+        }
+        return true
+    }
+
+    private mutating func checkOfono(_ connection: Connection) -> Bool {
+        let name = "org.ofono"
+        guard let owner = owner(of: name, on: connection) else {
+            check(options.backend == .auto, "oFono is not running (\(name) has no owner)",
+                  fix: "systemctl start ofono, or use --backend modemmanager")
+            return false
+        }
+        do {
+            let reply = try connection.callBlocking(destination: name, path: "/", interface: "org.ofono.Manager",
+                                                    member: "GetModems", timeout: 5)
+            let modems = try reply.decode([OfonoModem].self)
+            let voice = modems.filter {
+                ($0.properties["Interfaces"]?.value.as([String].self) ?? []).contains("org.ofono.VoiceCallManager")
+            }.count
+            check(true, "oFono running as \(owner): \(modems.count) modem\(modems.count == 1 ? "" : "s"), \(voice) with voice")
+        } catch let error as DBusError where error.name == "org.freedesktop.DBus.Error.AccessDenied" {
+            check(false, "oFono running as \(owner), but its policy does not let this user read calls "
+                  + "(telwatch still sees call signals, but cannot list calls live at start)",
+                  fix: "install dist/dbus-1/telwatch-ofono.conf into /etc/dbus-1/system.d/ and add the user to the "
+                      + "telwatch group, or run telwatch as root")
+        } catch {
+            check(false, "oFono running as \(owner) but GetModems failed: \(error)", fix: "check oFono's logs (journalctl -u ofono)")
+        }
+        return true
+    }
+
+    private mutating func checkInhibitor(_ connection: Connection) {
+        guard let what = options.inhibitWhat else {
+            note("no inhibitor lock configured (--inhibit none)")
+            return
+        }
+        let name = "org.freedesktop.login1"
+        guard owner(of: name, on: connection) != nil else {
+            check(false, "systemd-logind is not on this bus: a call cannot keep the device awake",
+                  fix: "telwatch needs logind (systemd or elogind) for its inhibitor lock; or run with --inhibit none")
+            return
+        }
+        do {
+            let reply = try connection.callBlocking(destination: name, path: "/org/freedesktop/login1",
+                                                    interface: "org.freedesktop.login1.Manager", member: "Inhibit",
+                                                    what, "telwatch doctor", "checking that a lock can be taken",
+                                                    options.inhibitMode, timeout: 5)
+            let lock = try reply.decode(UnixFD.self)
+            lock.close()
+            check(true, "an inhibitor lock can be taken (\(what), \(options.inhibitMode))")
+        } catch {
+            check(false, "logind refused an inhibitor lock (\(what), \(options.inhibitMode)): \(error)",
+                  fix: options.inhibitMode == "block"
+                      ? "polkit must allow org.freedesktop.login1.inhibit-block-\(what.split(separator: ":").first ?? "sleep") for this user"
+                      : "polkit must allow delay inhibitors for this user")
+        }
+    }
+
+    private mutating func checkHooks() {
+        guard let directory = options.hooksDirectory else { return }
+        var info = stat()
+        guard stat(directory, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+            check(false, "hooks directory \(directory) does not exist", fix: "mkdir -p \(directory), or fix --hooks")
+            return
+        }
+        guard let handle = opendir(directory) else {
+            check(false, "hooks directory \(directory) cannot be read", fix: "chmod u+rx \(directory)")
+            return
+        }
+        defer { closedir(handle) }
+        var executable: [String] = []
+        var notExecutable: [String] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard !name.hasPrefix(".") else { continue }
+            if access(directory + "/" + name, X_OK) == 0 { executable.append(name) } else { notExecutable.append(name) }
+        }
+        check(notExecutable.isEmpty,
+              "hooks in \(directory): \(executable.isEmpty ? "none" : executable.sorted().joined(separator: ", "))"
+                + (notExecutable.isEmpty ? "" : "; not executable: \(notExecutable.sorted().joined(separator: ", "))"),
+              fix: "chmod +x the hooks that should run")
+    }
+
+    private mutating func checkStateDirectory() {
+        guard let directory = options.stateDirectory ?? RunStateStore.defaultDirectory() else {
+            check(false, "no state directory: neither $STATE_DIRECTORY, $XDG_STATE_HOME nor $HOME is set",
+                  fix: "pass --state-dir DIR")
+            return
+        }
+        var info = stat()
+        if stat(directory, &info) == 0 {
+            check(access(directory, W_OK) == 0, "state directory \(directory) is writable",
+                  fix: "chown the directory to the user telwatch runs as")
+        } else {
+            note("state directory \(directory) will be created at the first run")
+        }
+    }
+}
+
+/// One entry of oFono's `GetModems`: `(oa{sv})`.
+struct OfonoModem: DBusType {
+    var path: ObjectPath
+    var properties: PropertyMap
+
+    static var dbusSignature: String { "(oa{sv})" }
+
+    init(from reader: inout MessageReader) throws {
+        (path, properties) = try reader.readStruct(signature: Self.dbusSignature) { fields in
+            (try fields.read(ObjectPath.self), try fields.read(PropertyMap.self))
+        }
+    }
+
+    init?(dbusValue: DBusValue) {
+        guard case .structure(let fields) = dbusValue, fields.count == 2, let path = fields[0].objectPath,
+              let properties = PropertyMap(dbusValue: fields[1]) else { return nil }
+        self.path = path
+        self.properties = properties
+    }
+
+    var dbusValue: DBusValue { .structure([.objectPath(path), properties.dbusValue]) }
+}

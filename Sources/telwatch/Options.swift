@@ -1,0 +1,234 @@
+import Glibc
+
+/// A mistake in how telwatch was called: one line on stderr and exit status 2.
+struct UsageError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Exit statuses, documented in `telwatch --help` and the README.
+enum ExitStatus {
+    static let success: Int32 = 0
+    /// Something failed at run time (a hook directory that cannot be read, a failed simulation…).
+    static let failure: Int32 = 1
+    /// A bad flag, a bad value, a missing or malformed config file.
+    static let usage: Int32 = 2
+    /// The bus could not be reached, or was lost while watching: a supervisor should restart telwatch.
+    static let busUnavailable: Int32 = 3
+    /// `doctor` found at least one problem.
+    static let problemsFound: Int32 = 4
+}
+
+/// Settings of `telwatch watch`, from a config file and then from flags (flags win).
+struct WatchOptions {
+    enum Backend: String { case auto, modemmanager, ofono }
+    enum Verbosity { case quiet, normal, verbose }
+
+    var backend = Backend.auto
+    var bus = BusChoice.system
+    var json = false
+    /// nil = take no inhibitor lock.
+    var inhibitWhat: String? = "sleep"
+    var inhibitMode = "block"
+    var hooksDirectory: String?
+    /// `hook.EVENT = COMMAND ARGS…` lines of the config file: argv split on spaces, no shell.
+    var hookCommands: [String: [[String]]] = [:]
+    var runCommand: [String] = []
+    /// A run that lives longer than this ends itself (seconds); nil = no lease.
+    var lease: Double? = 4 * 3600
+    var heartbeat: Double?
+    var hookTimeout: Double = 30
+    var stopGrace: Double = 5
+    var redactNumbers = false
+    var verbosity = Verbosity.normal
+    var stateDirectory: String?
+    var wakelock = false
+}
+
+/// `--bus system|session|ADDRESS`.
+enum BusChoice: Equatable {
+    case system, session, address(String)
+
+    init(_ text: String) throws {
+        switch text {
+        case "system": self = .system
+        case "session": self = .session
+        case _ where text.contains(":") && text.contains("="): self = .address(text)
+        default: throw UsageError("--bus takes system, session or a D-Bus address such as unix:path=/run/bus, not '\(text)'")
+        }
+    }
+}
+
+/// Walks argv the way GNU tools do: `--name value`, `--name=value`, and `--` ending the options.
+struct ArgumentCursor {
+    private var items: [String]
+    private var pendingValue: String?
+
+    init(_ arguments: [String]) { items = arguments }
+
+    var isEmpty: Bool { items.isEmpty && pendingValue == nil }
+
+    /// The next option or operand; an inline `=value` is kept for `value(for:)`.
+    mutating func next() -> String? {
+        guard !items.isEmpty else { return nil }
+        let item = items.removeFirst()
+        if item.hasPrefix("--"), let equals = item.firstIndex(of: "=") {
+            pendingValue = String(item[item.index(after: equals)...])
+            return String(item[..<equals])
+        }
+        pendingValue = nil
+        return item
+    }
+
+    mutating func value(for option: String) throws -> String {
+        if let pendingValue {
+            self.pendingValue = nil
+            return pendingValue
+        }
+        guard !items.isEmpty else { throw UsageError("\(option) needs a value") }
+        return items.removeFirst()
+    }
+
+    /// A flag given as `--flag=value` is a mistake for flags that take none.
+    mutating func noValue(for option: String) throws {
+        if pendingValue != nil { throw UsageError("\(option) takes no value") }
+    }
+
+    mutating func rest() -> [String] {
+        defer { items.removeAll() }
+        return items
+    }
+}
+
+enum Parse {
+    static func seconds(_ text: String, for option: String, allowZero: Bool = false) throws -> Double {
+        var number = text
+        var scale = 1.0
+        for (suffix, factor) in [("ms", 0.001), ("s", 1.0), ("m", 60.0), ("h", 3600.0)] where number.hasSuffix(suffix) {
+            number = String(number.dropLast(suffix.count))
+            scale = factor
+            break
+        }
+        guard let value = Double(number), value.isFinite, value > 0 || (allowZero && value == 0) else {
+            throw UsageError("\(option) takes a duration such as 30, 90s, 5m or 1h, not '\(text)'")
+        }
+        return value * scale
+    }
+
+    static func bool(_ text: String, for option: String) throws -> Bool {
+        switch text.lowercased() {
+        case "1", "true", "yes", "on": return true
+        case "0", "false", "no", "off": return false
+        default: throw UsageError("\(option) takes true or false, not '\(text)'")
+        }
+    }
+
+    /// `--inhibit WHAT[:MODE]|none`: WHAT is logind's colon-separated list, MODE block or delay.
+    static func inhibit(_ text: String) throws -> (what: String?, mode: String) {
+        if text == "none" { return (nil, "block") }
+        var parts = text.split(separator: ":").map(String.init)
+        var mode = "block"
+        if let last = parts.last, last == "block" || last == "delay" {
+            mode = last
+            parts.removeLast()
+        }
+        let known: Set<String> = ["shutdown", "sleep", "idle", "handle-power-key", "handle-suspend-key",
+                                  "handle-hibernate-key", "handle-lid-switch", "handle-reboot-key"]
+        guard !parts.isEmpty, parts.allSatisfy(known.contains) else {
+            throw UsageError("--inhibit takes WHAT[:MODE] (WHAT from \(known.sorted().joined(separator: ", ")); "
+                             + "MODE block or delay) or none, not '\(text)'")
+        }
+        return (parts.joined(separator: ":"), mode)
+    }
+}
+
+extension WatchOptions {
+    /// Applies one setting by name; shared by flags and the config file so both mean the same.
+    mutating func set(_ name: String, _ value: String) throws {
+        let option = "--" + name
+        switch name {
+        case "backend":
+            guard let backend = Backend(rawValue: value) else {
+                throw UsageError("--backend takes auto, modemmanager or ofono, not '\(value)'")
+            }
+            self.backend = backend
+        case "bus": bus = try BusChoice(value)
+        case "json": json = try Parse.bool(value, for: option)
+        case "inhibit": (inhibitWhat, inhibitMode) = try Parse.inhibit(value)
+        case "hooks": hooksDirectory = value
+        case _ where name.hasPrefix("hook."):
+            let event = String(name.dropFirst(5))
+            let known = ["incoming", "dialing", "connected", "disconnected", "missed", "updated",
+                         "run-started", "run-stopped", "run-expired"]
+            guard known.contains(event) else {
+                throw UsageError("unknown hook event '\(event)' (one of \(known.joined(separator: ", ")))")
+            }
+            let argv = value.split(separator: " ").map(String.init)
+            guard !argv.isEmpty else { throw UsageError("\(name) needs a command") }
+            hookCommands[event, default: []].append(argv)
+        case "run":
+            runCommand = value.split(separator: " ").map(String.init)
+        case "lease": lease = value == "none" ? nil : try Parse.seconds(value, for: option)
+        case "heartbeat": heartbeat = value == "none" ? nil : try Parse.seconds(value, for: option)
+        case "hook-timeout": hookTimeout = try Parse.seconds(value, for: option)
+        case "stop-grace": stopGrace = try Parse.seconds(value, for: option, allowZero: true)
+        case "redact-numbers": redactNumbers = try Parse.bool(value, for: option)
+        case "state-dir": stateDirectory = value
+        case "wakelock": wakelock = try Parse.bool(value, for: option)
+        case "verbosity":
+            switch value {
+            case "quiet": verbosity = .quiet
+            case "normal": verbosity = .normal
+            case "verbose": verbosity = .verbose
+            default: throw UsageError("verbosity takes quiet, normal or verbose, not '\(value)'")
+            }
+        default: throw UsageError("unknown setting '\(name)'")
+        }
+    }
+
+    /// `KEY = VALUE` lines; `#` comments; blank lines ignored. Keys are the long flag names.
+    mutating func load(configFile path: String) throws {
+        let text: String
+        do { text = try readTextFile(path) } catch { throw UsageError("cannot read config file \(path): \(error)") }
+        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.trimmingSpaces()
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            guard let equals = line.firstIndex(of: "=") else {
+                throw UsageError("\(path):\(index + 1): expected KEY = VALUE, got '\(line)'")
+            }
+            let key = String(line[..<equals]).trimmingSpaces()
+            let value = String(line[line.index(after: equals)...]).trimmingSpaces()
+            do { try set(key, value) } catch let error as UsageError {
+                throw UsageError("\(path):\(index + 1): \(error.description)")
+            }
+        }
+    }
+}
+
+extension StringProtocol {
+    func trimmingSpaces() -> String {
+        var slice = Substring(self)
+        while let first = slice.first, first == " " || first == "\t" || first == "\r" { slice.removeFirst() }
+        while let last = slice.last, last == " " || last == "\t" || last == "\r" { slice.removeLast() }
+        return String(slice)
+    }
+}
+
+struct FileError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// Reads a whole (small) text file.
+func readTextFile(_ path: String) throws -> String {
+    guard let file = fopen(path, "r") else { throw FileError(description: String(cString: strerror(errno))) }
+    defer { fclose(file) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let count = fread(&chunk, 1, chunk.count, file)
+        if count > 0 { bytes.append(contentsOf: chunk[..<count]) }
+        if count < chunk.count { break }
+        if bytes.count > 16 << 20 { throw FileError(description: "larger than 16 MiB") }
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}

@@ -1,0 +1,37 @@
+import Glibc
+
+/// Writes whole lines to a file descriptor with one `write` each, so `telwatch | grep` and
+/// `| jq` see every event the moment it happens (no stdio buffering to flush).
+final class LineWriter {
+    private let fd: Int32
+    /// Set once the reader went away (EPIPE); the daemon then stops cleanly.
+    private(set) var isBroken = false
+
+    init(fd: Int32) { self.fd = fd }
+
+    func write(_ text: String) {
+        guard !isBroken else { return }
+        var line = text
+        line.append("\n")
+        line.withUTF8 { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if written > 0 {
+                    offset += written
+                } else if written < 0 && errno == EINTR {
+                    continue
+                } else {
+                    isBroken = true
+                    return
+                }
+            }
+        }
+    }
+}
+
+/// Diagnostics on stderr, prefixed with the program name like every Unix tool.
+func warn(_ message: String) {
+    var line = "telwatch: " + message + "\n"
+    line.withUTF8 { _ = Glibc.write(2, $0.baseAddress, $0.count) }
+}

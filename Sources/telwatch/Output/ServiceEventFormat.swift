@@ -1,0 +1,122 @@
+import BGRunManager
+import CallMonitor
+
+/// Run events and backend notices on stdout (text or JSON Lines), warnings on stderr.
+struct ServiceEventFormat {
+    /// Values that are numbers in the JSON schema; every other field is a string.
+    private static let numericKeys: Set<String> = ["duration", "elapsed", "count", "pid", "started_at"]
+
+    static func json(_ event: RunEvent, liveCalls: Int) -> String {
+        var object = JSONObject()
+        object.add("event", event.name)
+        object.add("time", Timestamp.rfc3339(event.time))
+        for (key, value) in event.fields {
+            if numericKeys.contains(key), let number = Double(value) {
+                if key == "pid" || key == "count" { object.add(key, Int(number)) } else { object.add(key, seconds: number) }
+            } else {
+                object.add(key, value)
+            }
+        }
+        object.add("live_calls", liveCalls)
+        return object.line
+    }
+
+    static func text(_ event: RunEvent) -> String {
+        let time = Timestamp.localClock(event.time)
+        let name = event.name.padding(12)
+        switch event.kind {
+        case .started(let run):
+            return "\(time) \(name) \(run.id.prefix(8)) for \(run.reason) call \(run.firstHolder.prefix(8))"
+        case .stopped(let run, let reason, let duration):
+            return "\(time) \(name) \(run.id.prefix(8)) after \(Duration.text(duration)) (\(reason))"
+        case .expired(let run, let duration):
+            return "\(time) \(name) \(run.id.prefix(8)) after \(Duration.text(duration)): the lease ran out"
+        case .lockTaken(let request), .lockRetaken(let request):
+            return "\(time) \(name) \(request.what) (\(request.mode))"
+        case .heartbeat(let runID, let count, let elapsed):
+            return "\(time) \(name) \(runID.prefix(8)) #\(count) after \(Duration.text(elapsed))"
+        default:
+            let fields = event.fields.map { "\($0.key)=\(TerminalText.field($0.value))" }.joined(separator: " ")
+            return "\(time) \(name) \(fields)"
+        }
+    }
+
+    /// Events a user sees in text mode at normal verbosity; the rest with --verbose (JSON has all).
+    static func isShownByDefault(_ event: RunEvent) -> Bool {
+        switch event.kind {
+        case .started, .stopped, .expired, .lockRetaken: return true
+        default: return false
+        }
+    }
+
+    static func warning(_ event: RunEvent) -> String? {
+        switch event.kind {
+        case .lockUnavailable(let why): return "nothing keeps the device awake during this run: \(why)"
+        case .wakelockUnavailable(let why): return "no kernel wakelock: \(why)"
+        case .runCommandFailed(let why): return "the run command could not start: \(why)"
+        case .runCommandExited(let pid, let status, true): return "the run command (pid \(pid)) \(status) while the run went on"
+        case .staleRunRecovered(let record):
+            return "a run left open by telwatch pid \(record.pid) (started \(Timestamp.localClock(record.startedAt)), "
+                + "\(record.reason)) was closed; its run-stopped hooks run with reason stale"
+        case .stateError(let why): return "state directory: \(why)"
+        default: return nil
+        }
+    }
+
+    // MARK: Backend notices
+
+    static func status(_ notice: BackendNotice) -> String? {
+        switch notice {
+        case .serviceAppeared: return "appeared"
+        case .serviceVanished: return "vanished"
+        case .serviceAbsent: return "absent"
+        case .synced: return "synced"
+        case .syncRefused: return "sync-refused"
+        case .syncFailed: return "sync-failed"
+        default: return nil
+        }
+    }
+
+    static func json(_ notice: BackendNotice, time: Double) -> String? {
+        guard let status = status(notice) else { return nil }
+        var object = JSONObject()
+        object.add("event", "backend")
+        object.add("time", Timestamp.rfc3339(time))
+        object.add("backend", notice.backend.rawValue)
+        object.add("status", status)
+        switch notice {
+        case .serviceAppeared(_, let owner): object.add("owner", owner)
+        case .synced(_, let modems, let calls): object.add("modems", modems); object.add("calls", calls)
+        case .syncRefused(_, let why), .syncFailed(_, let why): object.add("message", why)
+        default: break
+        }
+        return object.line
+    }
+
+    static func text(_ notice: BackendNotice, time: Double) -> String? {
+        guard let status = status(notice) else { return nil }
+        let head = "\(Timestamp.localClock(time)) \(notice.backend.rawValue.padding(12))"
+        switch notice {
+        case .serviceAppeared(_, let owner): return "\(head) running as \(owner)"
+        case .serviceVanished: return "\(head) stopped: its live calls ended (backend-lost)"
+        case .serviceAbsent: return "\(head) not running; waiting for it"
+        case .synced(_, let modems, let calls):
+            return "\(head) synced: \(modems) voice modem\(modems == 1 ? "" : "s"), \(calls) live call\(calls == 1 ? "" : "s")"
+        default: return "\(head) \(status)"
+        }
+    }
+
+    /// Notices that are problems: stderr, whatever the output format.
+    static func isWarning(_ notice: BackendNotice) -> Bool {
+        switch notice {
+        case .syncRefused, .syncFailed, .rejectedSignal, .rejectedSuppressed, .malformed, .malformedSuppressed: return true
+        default: return false
+        }
+    }
+}
+
+extension String {
+    func padding(_ width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
+    }
+}

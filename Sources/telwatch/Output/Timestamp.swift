@@ -1,0 +1,33 @@
+import Glibc
+
+/// Timestamps for output: RFC 3339 in UTC with milliseconds for JSON, local wall time for text.
+enum Timestamp {
+    static func rfc3339(_ seconds: Double) -> String {
+        let (whole, milliseconds) = split(seconds)
+        var time = whole
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        return "\(year(parts))-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):"
+            + "\(two(parts.tm_sec)).\(three(milliseconds))Z"
+    }
+
+    /// `HH:MM:SS.mmm` in local time: what a person watching a terminal wants.
+    static func localClock(_ seconds: Double) -> String {
+        let (whole, milliseconds) = split(seconds)
+        var time = whole
+        var parts = tm()
+        localtime_r(&time, &parts)
+        return "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(three(milliseconds))"
+    }
+
+    private static func split(_ seconds: Double) -> (time_t, Int) {
+        let total = Int64((seconds * 1000).rounded(.down))
+        return (time_t(total / 1000), Int(total % 1000))
+    }
+
+    private static func year(_ parts: tm) -> String { String(Int(parts.tm_year) + 1900) }
+    private static func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+    private static func three(_ value: Int) -> String {
+        value < 10 ? "00\(value)" : value < 100 ? "0\(value)" : "\(value)"
+    }
+}

@@ -1,0 +1,151 @@
+import DBus
+import Glibc
+
+/// `telwatch simulate`: a fake ModemManager on a bus, driven by a script or by commands typed on
+/// stdin, so hooks and pipelines can be tried without a modem.
+enum SimulateCommand {
+    static let help = """
+    usage: telwatch simulate [--bus system|session|ADDRESS] [--modems N] [--exit] [SCRIPT | -]
+
+    Owns org.freedesktop.ModemManager1 on the bus (as the real daemon would: same paths, interfaces
+    and signals) and plays SCRIPT, or reads commands from stdin when SCRIPT is '-' or absent.
+    Then it keeps serving the bus until interrupted, or exits with --exit.
+    Use a private or session bus: on the system bus a real ModemManager owns the name.
+
+    \(SimulatorCommand.help)
+
+    examples:
+      telwatch simulate --bus session call.txt
+      printf 'ring +15551234\\nsleep 2\\nanswer c1\\nsleep 5\\nremote-hangup c1\\n' | telwatch simulate --bus session --exit
+    """
+
+    static func run(_ arguments: [String]) -> Int32 {
+        var bus = BusChoice.session
+        var modems = 1
+        var exitWhenDone = false
+        var scriptPath: String?
+        var cursor = ArgumentCursor(arguments)
+        do {
+            while let argument = cursor.next() {
+                switch argument {
+                case "--help", "-h":
+                    LineWriter(fd: 1).write(help)
+                    return ExitStatus.success
+                case "--bus": bus = try BusChoice(try cursor.value(for: argument))
+                case "--modems":
+                    let text = try cursor.value(for: argument)
+                    guard let count = Int(text), (0...16).contains(count) else {
+                        throw UsageError("--modems takes a number from 0 to 16, not '\(text)'")
+                    }
+                    modems = count
+                case "--exit": try cursor.noValue(for: argument); exitWhenDone = true
+                case _ where argument.hasPrefix("-") && argument != "-":
+                    throw UsageError("simulate: unknown option '\(argument)' (see telwatch simulate --help)")
+                default:
+                    guard scriptPath == nil else { throw UsageError("simulate takes one script") }
+                    scriptPath = argument
+                }
+            }
+        } catch {
+            warn("\(error)")
+            return ExitStatus.usage
+        }
+
+        var commands: [(line: Int, command: SimulatorCommand)] = []
+        if let scriptPath, scriptPath != "-" {
+            do {
+                commands = try SimulatorCommand.parse(try readTextFile(scriptPath))
+            } catch let error as SimulatorCommand.ParseError {
+                warn("\(scriptPath): \(error)")
+                return ExitStatus.usage
+            } catch {
+                warn("cannot read \(scriptPath): \(error)")
+                return ExitStatus.usage
+            }
+        }
+
+        let output = LineWriter(fd: 1)
+        do {
+            let loop = try EventLoop()
+            let connection = try Connection(bus.address, loop: loop)
+            let simulator = try SimulatedModemManager(connection: connection)
+            for index in 0..<modems { try simulator.addModem(model: "Simulated Modem \(index)", announce: false) }
+            try simulator.claimName()
+            output.write("simulator: \(SimulatedModemManager.busName) on the \(bus.label) bus as \(connection.uniqueName), "
+                         + "\(modems) modem\(modems == 1 ? "" : "s")")
+            let player = ScriptPlayer(simulator: simulator, loop: loop) { output.write("simulator: " + $0) }
+            var status = ExitStatus.success
+            var inputDone = scriptPath != nil && scriptPath != "-"
+            player.onIdle = {
+                if player.failure != nil { status = ExitStatus.failure }
+                if exitWhenDone && inputDone { loop.stop() }
+            }
+            var stdinSource: IOSource?
+            if !inputDone {
+                var pending: [UInt8] = []
+                var lineNumber = 0
+                stdinSource = try loop.watch(fd: 0, events: .readable) { _ in
+                    var chunk = [UInt8](repeating: 0, count: 4096)
+                    let count = read(0, &chunk, chunk.count)
+                    if count > 0 { pending += chunk[..<count] }
+                    while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                        lineNumber += 1
+                        let line = String(decoding: pending[..<newline], as: UTF8.self)
+                        pending.removeSubrange(...newline)
+                        do {
+                            if let command = try SimulatorCommand.parse(line: line, number: lineNumber) {
+                                player.enqueue([(lineNumber, command)])
+                            }
+                        } catch {
+                            output.write("simulator: error: \(error)")
+                        }
+                    }
+                    if count <= 0 {
+                        stdinSource?.cancel()
+                        inputDone = true
+                        player.enqueue([])
+                    }
+                }
+            }
+            connection.onDisconnect = {
+                warn("the bus went away")
+                status = ExitStatus.busUnavailable
+                loop.stop()
+            }
+            let signals = try loop.signals([SIGINT, SIGTERM]) { _ in loop.stop() }
+            player.enqueue(commands)
+            loop.run()
+            signals.cancel()
+            stdinSource?.cancel()
+            connection.close()
+            return status
+        } catch let error as SimulatedModemManager.SimulationError {
+            warn("simulate: \(error)")
+            return ExitStatus.failure
+        } catch let error as DBusError {
+            warn("simulate: \(error)")
+            return ExitStatus.busUnavailable
+        } catch {
+            warn("simulate: \(error)")
+            return ExitStatus.failure
+        }
+    }
+}
+
+extension BusChoice {
+    var address: BusAddress {
+        switch self {
+        case .system: return .system
+        case .session: return .session
+        case .address(let address): return .address(address)
+        }
+    }
+
+    var label: String {
+        switch self {
+        case .system: return "system"
+        case .session: return "session"
+        case .address(let address): return address
+        }
+    }
+}

@@ -1,0 +1,232 @@
+import DBus
+
+/// ModemManager's voice API as the real daemon puts it on the bus (design §4), served from this
+/// process with the project's own DBus layer: `org.freedesktop.ModemManager1`, the ObjectManager
+/// with modems only, `Modem.Voice` with ListCalls/CallAdded/CallDeleted, and calls at
+/// `/org/freedesktop/ModemManager1/Call/N` whose every state change is a `StateChanged(iiu)`
+/// followed by `PropertiesChanged`. A ringing call appears through `CallAdded` already RINGING_IN.
+final class SimulatedModemManager {
+    static let busName = "org.freedesktop.ModemManager1"
+    static let root: ObjectPath = "/org/freedesktop/ModemManager1"
+    static let modemInterface = "org.freedesktop.ModemManager1.Modem"
+    static let voiceInterface = "org.freedesktop.ModemManager1.Modem.Voice"
+    static let callInterface = "org.freedesktop.ModemManager1.Call"
+
+    /// MMCallState values.
+    enum State: Int32 { case unknown = 0, dialing, ringingOut, ringingIn, active, held, waiting, terminated }
+    /// MMCallStateReason values.
+    enum Reason: Int32 {
+        case unknown = 0, outgoingStarted, incomingNew, accepted, terminated, refusedOrBusy, error,
+             audioSetupFailed, transferred, deflected
+    }
+    enum Direction: Int32 { case unknown = 0, incoming, outgoing }
+
+    final class Call {
+        let path: ObjectPath
+        let modem: ObjectPath
+        var state: State
+        var reason: Reason
+        let direction: Direction
+        var number: String
+        var multiparty = false
+
+        init(path: ObjectPath, modem: ObjectPath, state: State, reason: Reason, direction: Direction, number: String) {
+            self.path = path
+            self.modem = modem
+            self.state = state
+            self.reason = reason
+            self.direction = direction
+            self.number = number
+        }
+    }
+
+    struct SimulationError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    private let connection: Connection
+    private(set) var modems: [ObjectPath] = []
+    private(set) var calls: [Call] = []
+    private var nextModem = 0
+    private var nextCall = 0
+
+    init(connection: Connection) throws {
+        self.connection = connection
+        let manager = try ExportedInterface(BusDaemon.objectManagerInterface)
+        try manager.addMethod("GetManagedObjects", out: "a{oa{sa{sv}}}") { [unowned self] _ in
+            var objects: [ObjectPath: [String: PropertyMap]] = [:]
+            for modem in self.modems { objects[modem] = self.modemInterfaces(modem) }
+            return [objects.dbusValue]
+        }
+        try manager.addSignal("InterfacesAdded", signature: "oa{sa{sv}}")
+        try manager.addSignal("InterfacesRemoved", signature: "oas")
+        let main = try ExportedInterface("org.freedesktop.ModemManager1")
+        try main.addProperty("Version", signature: "s", get: { .string("1.20.4-telwatch-simulator") })
+        try main.addMethod("ScanDevices") { _ in [] }
+        connection.export(ExportedObject(path: SimulatedModemManager.root, interfaces: [manager, main]))
+    }
+
+    /// Takes the well-known name; fails if a real ModemManager (or another simulator) has it.
+    func claimName() throws {
+        guard try connection.requestName(SimulatedModemManager.busName) == .primaryOwner else {
+            throw SimulationError(description: "\(SimulatedModemManager.busName) is already owned on this bus "
+                                  + "(a real ModemManager or another simulator is running)")
+        }
+    }
+
+    // MARK: Modems
+
+    @discardableResult
+    func addModem(model: String = "Simulated Modem", announce: Bool = true) throws -> ObjectPath {
+        let path = try ObjectPath("/org/freedesktop/ModemManager1/Modem/\(nextModem)")
+        let index = nextModem
+        nextModem += 1
+        let modem = try ExportedInterface(SimulatedModemManager.modemInterface)
+        let properties: [(String, String, DBusValue)] = [
+            ("Manufacturer", "s", .string("telwatch")),
+            ("Model", "s", .string(model)),
+            ("EquipmentIdentifier", "s", .string("3569380000\(10000 + index)")),
+            ("State", "i", .int32(8)),  // registered: calls can be made
+            ("PowerState", "u", .uint32(3)),
+            ("Device", "s", .string("simulated\(index)")),
+            ("Plugin", "s", .string("simulator")),
+        ]
+        for (name, signature, value) in properties {
+            try modem.addProperty(name, signature: signature, get: { value })
+        }
+        let voice = try ExportedInterface(SimulatedModemManager.voiceInterface)
+        try voice.addProperty("Calls", signature: "ao", get: { [unowned self] in
+            self.calls.filter { $0.modem == path }.map(\.path).dbusValue
+        })
+        try voice.addProperty("EmergencyOnly", signature: "b", get: { .bool(false) })
+        try voice.addMethod("ListCalls", out: "ao") { [unowned self] _ in
+            [self.calls.filter { $0.modem == path }.map(\.path).dbusValue]
+        }
+        try voice.addMethod("CreateCall", in: "a{sv}", out: "o") { [unowned self] call in
+            let properties = try call.decode(PropertyMap.self)
+            let created = try self.addCall(on: path, state: .unknown, reason: .unknown, direction: .outgoing,
+                                           number: properties["number"]?.value.string ?? "")
+            return [.objectPath(created.path)]
+        }
+        try voice.addMethod("DeleteCall", in: "o") { [unowned self] call in
+            try self.delete(try self.call(at: try call.decode(ObjectPath.self)))
+            return []
+        }
+        try voice.addMethod("HangupAll") { [unowned self] _ in
+            for call in self.calls where call.modem == path && call.state != .terminated {
+                try self.setState(call, .terminated, reason: .terminated)
+            }
+            return []
+        }
+        try voice.addSignal("CallAdded", signature: "o")
+        try voice.addSignal("CallDeleted", signature: "o")
+        connection.export(ExportedObject(path: path, interfaces: [modem, voice]))
+        modems.append(path)
+        if announce {
+            try connection.emit(path: SimulatedModemManager.root, interface: BusDaemon.objectManagerInterface,
+                                member: "InterfacesAdded", path, modemInterfaces(path))
+        }
+        return path
+    }
+
+    private func modemInterfaces(_ path: ObjectPath) -> [String: PropertyMap] {
+        var out: [String: PropertyMap] = [:]
+        for name in [SimulatedModemManager.modemInterface, SimulatedModemManager.voiceInterface] {
+            out[name] = connection.exportedProperties(path: path, interface: name).mapValues { Variant($0) }
+        }
+        return out
+    }
+
+    // MARK: Calls
+
+    func call(at path: ObjectPath) throws -> Call {
+        guard let found = calls.first(where: { $0.path == path }) else {
+            throw DBusError.remote(name: "org.freedesktop.ModemManager1.Error.Core.NotFound",
+                                   message: "no call \(path)")
+        }
+        return found
+    }
+
+    /// A call appears as ModemManager shows it: exported first, then `CallAdded`, no `StateChanged`.
+    @discardableResult
+    func addCall(on modem: ObjectPath, state: State, reason: Reason, direction: Direction, number: String) throws -> Call {
+        let path = try ObjectPath("/org/freedesktop/ModemManager1/Call/\(nextCall)")
+        nextCall += 1
+        let call = Call(path: path, modem: modem, state: state, reason: reason, direction: direction, number: number)
+        calls.append(call)
+        connection.export(ExportedObject(path: path, interfaces: [try callInterface(call)]))
+        try connection.emitPropertiesChanged(path: modem, interface: SimulatedModemManager.voiceInterface,
+                                             changed: ["Calls": calls.filter { $0.modem == modem }.map(\.path).dbusValue])
+        try connection.emit(path: modem, interface: SimulatedModemManager.voiceInterface, member: "CallAdded", path)
+        return call
+    }
+
+    /// `StateChanged(old, new, reason)`, then `PropertiesChanged`, as the daemon sends them.
+    func setState(_ call: Call, _ state: State, reason: Reason) throws {
+        guard call.state != state else { return }
+        let old = call.state
+        call.state = state
+        var changed: [String: DBusValue] = ["State": .int32(state.rawValue)]
+        if call.reason != reason { changed["StateReason"] = .int32(reason.rawValue) }
+        call.reason = reason
+        try connection.emit(path: call.path, interface: SimulatedModemManager.callInterface, member: "StateChanged",
+                            old.rawValue, state.rawValue, UInt32(reason.rawValue))
+        try connection.emitPropertiesChanged(path: call.path, interface: SimulatedModemManager.callInterface,
+                                             changed: changed)
+    }
+
+    /// A late +CLIP: only `PropertiesChanged` on Number.
+    func setNumber(_ call: Call, _ number: String) throws {
+        guard call.number != number else { return }
+        call.number = number
+        try connection.emitPropertiesChanged(path: call.path, interface: SimulatedModemManager.callInterface,
+                                             changed: ["Number": .string(number)])
+    }
+
+    func delete(_ call: Call) throws {
+        calls.removeAll { $0 === call }
+        connection.unexport(call.path)
+        try connection.emitPropertiesChanged(path: call.modem, interface: SimulatedModemManager.voiceInterface,
+                                             changed: ["Calls": calls.filter { $0.modem == call.modem }.map(\.path).dbusValue])
+        try connection.emit(path: call.modem, interface: SimulatedModemManager.voiceInterface, member: "CallDeleted",
+                            call.path)
+    }
+
+    private func callInterface(_ call: Call) throws -> ExportedInterface {
+        let interface = try ExportedInterface(SimulatedModemManager.callInterface)
+        try interface.addProperty("State", signature: "i", get: { .int32(call.state.rawValue) })
+        try interface.addProperty("StateReason", signature: "i", get: { .int32(call.reason.rawValue) })
+        try interface.addProperty("Direction", signature: "i", get: { .int32(call.direction.rawValue) })
+        try interface.addProperty("Number", signature: "s", get: { .string(call.number) })
+        try interface.addProperty("Multiparty", signature: "b", get: { .bool(call.multiparty) })
+        try interface.addProperty("AudioPort", signature: "s", get: { .string("") })
+        try interface.addProperty("AudioFormat", signature: "a{sv}", get: { PropertyMap().dbusValue })
+        try interface.addSignal("StateChanged", signature: "iiu")
+        try interface.addSignal("DtmfReceived", signature: "s")
+        // The real methods, so a client can drive the simulator as it would drive ModemManager.
+        try interface.addMethod("Start") { [unowned self] _ in
+            try self.require(call, in: [.unknown], "start")
+            try self.setState(call, .dialing, reason: .outgoingStarted)
+            return []
+        }
+        try interface.addMethod("Accept") { [unowned self] _ in
+            try self.require(call, in: [.ringingIn, .waiting], "accept")
+            try self.setState(call, .active, reason: .accepted)
+            return []
+        }
+        try interface.addMethod("Hangup") { [unowned self] _ in
+            try self.require(call, in: [.unknown, .dialing, .ringingOut, .ringingIn, .active, .held, .waiting], "hang up")
+            try self.setState(call, .terminated, reason: .terminated)
+            return []
+        }
+        try interface.addMethod("SendDtmf", in: "s") { _ in [] }
+        return interface
+    }
+
+    private func require(_ call: Call, in states: Set<State>, _ action: String) throws {
+        guard states.contains(call.state) else {
+            throw DBusError.remote(name: "org.freedesktop.ModemManager1.Error.Core.WrongState",
+                                   message: "cannot \(action) a call in state \(call.state.rawValue)")
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import BGRunManager
+import CallMonitor
+import DBus
+
+/// `telwatch status`: a one-shot look at the calls live now and the run the daemon recorded.
+enum StatusCommand {
+    static func run(_ arguments: [String]) -> Int32 {
+        var options = WatchOptions()
+        var cursor = ArgumentCursor(arguments)
+        do {
+            while let argument = cursor.next() {
+                switch argument {
+                case "--help", "-h": LineWriter(fd: 1).write(Help.status); return ExitStatus.success
+                case "--json": try cursor.noValue(for: argument); options.json = true
+                case "--bus", "--backend", "--state-dir": try options.set(String(argument.dropFirst(2)), try cursor.value(for: argument))
+                default: throw UsageError("status: unknown option '\(argument)' (see telwatch status --help)")
+                }
+            }
+        } catch {
+            warn("\(error)")
+            return ExitStatus.usage
+        }
+        let output = LineWriter(fd: 1)
+        let loop: EventLoop
+        let connection: Connection
+        do {
+            loop = try EventLoop()
+            connection = try Connection(options.bus.address, loop: loop)
+        } catch {
+            warn("\(error)")
+            return ExitStatus.busUnavailable
+        }
+        defer { connection.close() }
+        let selection = BackendSelection(rawValue: options.backend.rawValue) ?? .auto
+        var pending = Set(selection.kinds)
+        var states: [BackendKind: String] = [:]
+        let monitor = CallMonitor(connection: connection, backends: selection, onEvents: { _ in }, onNotice: { notice in
+            switch notice {
+            case .synced(let kind, let modems, _):
+                states[kind] = "\(modems) voice modem\(modems == 1 ? "" : "s")"
+                pending.remove(kind)
+            case .serviceAbsent(let kind): states[kind] = "not running"; pending.remove(kind)
+            case .syncRefused(let kind, let why): states[kind] = "listing refused: \(why)"; pending.remove(kind)
+            case .syncFailed(let kind, let why): states[kind] = "listing failed: \(why)"; pending.remove(kind)
+            default: break
+            }
+        })
+        do { try monitor.start() } catch {
+            warn("\(error)")
+            return ExitStatus.busUnavailable
+        }
+        if !loop.run(until: { pending.isEmpty }, timeout: 10) {
+            for kind in pending { states[kind] = "no answer within 10 s" }
+        }
+        let calls = monitor.liveCalls
+        monitor.stop()
+        let directory = options.stateDirectory ?? RunStateStore.defaultDirectory()
+        let record = directory.flatMap { RunStateStore.read(directory: $0) }
+        let now = wallClockNow()
+        let format = CallEventFormat(redactNumbers: false)
+
+        if options.json {
+            var text = "{\"backends\":{"
+            text += selection.kinds.map { JSONObject.quote($0.rawValue) + ":" + JSONObject.quote(states[$0] ?? "unknown") }
+                .joined(separator: ",")
+            text += "},\"calls\":["
+            text += calls.compactMap { format.json(.transition($0, previous: nil), time: now, liveCalls: calls.count) }
+                .joined(separator: ",")
+            text += "],\"run\":"
+            if let record {
+                var run = JSONObject()
+                run.add("run_id", record.runID)
+                run.add("reason", record.reason)
+                run.add("pid", Int(record.pid))
+                run.add("started_at", Timestamp.rfc3339(record.startedAt))
+                run.add("held_for", seconds: record.heldFor(at: now))
+                run.add("holders", record.holders)
+                run.add("lock", record.lock)
+                run.add("lease_left", seconds: record.leaseLeft(at: now))
+                text += run.line
+            } else {
+                text += "null"
+            }
+            output.write(text + "}")
+        } else {
+            for kind in selection.kinds { output.write("\(kind.rawValue): \(states[kind] ?? "unknown")") }
+            if calls.isEmpty { output.write("no live calls") }
+            for call in calls {
+                let since = call.connectedAt ?? call.firstSeen
+                output.write("  \(call.id.prefix(8))  \(call.state.rawValue) (\(call.detail?.rawValue ?? "-"))  "
+                             + "\(CallEventFormat.direction(call.direction))  \(TerminalText.field(call.number))  "
+                             + "\(call.key.backend.rawValue) \(CallEventFormat.shortModem(call.modem))  "
+                             + "for \(Duration.text(now - since))")
+            }
+            if let record {
+                var line = "run: held for \(Duration.text(record.heldFor(at: now))) (since \(Timestamp.localClock(record.startedAt))) "
+                    + "by telwatch pid \(record.pid), \(record.holders) call\(record.holders == 1 ? "" : "s"); lock \(record.lock)"
+                if let left = record.leaseLeft(at: now) { line += "; lease \(Duration.text(left)) left" }
+                output.write(line)
+            } else {
+                output.write("run: none")
+            }
+        }
+        return ExitStatus.success
+    }
+}
