@@ -24,6 +24,7 @@ let package = Package(
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "CallMonitorTests", dependencies: ["CallMonitor", "TestSupport"]),
         .testTarget(name: "BGRunManagerTests", dependencies: ["BGRunManager", "TestSupport"]),
+        .testTarget(name: "TelwatchTests", dependencies: ["telwatch", "DBus", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

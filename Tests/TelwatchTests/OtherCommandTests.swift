@@ -1,0 +1,119 @@
+import DBus
+import Foundation
+import Glibc
+import TestSupport
+import XCTest
+
+final class OtherCommandTests: CommandTestCase {
+    func testStatusListsALiveCallAndTheRun() throws {
+        try startModemManager(parameters: #"{"calls": [{"state": 4, "direction": 1, "number": "+15557777"}]}"#)
+        let watch = try startWatch()
+        XCTAssertNotNil(nextEvent(watch, "lock-taken"), "the call live at start holds a run")
+
+        let text = try runToEnd(["status", "--bus", fixture.address, "--backend", "modemmanager",
+                                 "--state-dir", stateDirectory])
+        XCTAssertEqual(text.status, .exited(0), text.errors)
+        XCTAssertTrue(text.output.contains("modemmanager: 1 voice modem"), text.output)
+        XCTAssertTrue(text.output.contains("connected (active)"), text.output)
+        XCTAssertTrue(text.output.contains("+15557777"), text.output)
+        XCTAssertTrue(text.output.contains("run: held for"), text.output)
+
+        let json = try runToEnd(["status", "--json", "--bus", fixture.address, "--backend", "modemmanager",
+                                 "--state-dir", stateDirectory])
+        let object = try XCTUnwrap(Self.parse(json.output.trimmingCharacters(in: .whitespacesAndNewlines)), json.output)
+        let calls = try XCTUnwrap(object["calls"] as? [[String: Any]])
+        XCTAssertEqual(calls.count, 1)
+        XCTAssertEqual(calls.first?["number"] as? String, "+15557777")
+        XCTAssertEqual(calls.first?["initial"] as? Bool, true)
+        let run = try XCTUnwrap(object["run"] as? [String: Any])
+        XCTAssertEqual(run["pid"] as? Int, Int(watch.pid))
+        XCTAssertNotNil(run["lease_left"] as? Double)
+    }
+
+    func testDoctorOnAnEmptyBusReportsProblemsWithFixes() throws {
+        logind.killLogind()
+        let result = try runToEnd(["doctor", "--bus", fixture.address, "--state-dir", stateDirectory])
+        XCTAssertEqual(result.status, .exited(4), result.output + result.errors)
+        XCTAssertTrue(result.output.contains("✔ "), result.output)
+        XCTAssertTrue(result.output.contains("✘ no telephony stack is running"), result.output)
+        XCTAssertTrue(result.output.contains("✘ systemd-logind is not on this bus"), result.output)
+        XCTAssertTrue(result.output.contains("fix: "), result.output)
+    }
+
+    func testDoctorWithModemManagerAndLogindPasses() throws {
+        try startModemManager(parameters: #"{"modems": 2}"#)
+        let result = try runToEnd(["doctor", "--bus", fixture.address, "--backend", "modemmanager",
+                                   "--state-dir", stateDirectory])
+        XCTAssertEqual(result.status, .exited(0), result.output)
+        XCTAssertTrue(result.output.contains("2 modems, 2 with voice"), result.output)
+        XCTAssertTrue(result.output.contains("✔ an inhibitor lock can be taken (sleep, block)"), result.output)
+    }
+
+    func testDemoFinishesOnItsOwnWithTheStory() throws {
+        let result = try runToEnd(["demo", "--speed", "20"], timeout: 60)
+        XCTAssertEqual(result.status, .exited(0), result.errors)
+        let lines = result.output.split(separator: "\n").map(String.init)
+        // The second column is the event.
+        func count(_ event: String) -> Int { lines.filter { $0.split(separator: " ").dropFirst().first == Substring(event) }.count }
+        XCTAssertEqual(count("incoming"), 3, result.output)
+        XCTAssertEqual(count("missed"), 1, result.output)
+        XCTAssertEqual(count("dialing"), 2, result.output)
+        XCTAssertEqual(count("disconnected"), 4, result.output)
+        XCTAssertEqual(count("run-started"), count("run-stopped"), result.output)
+        XCTAssertTrue(lines.last?.contains("done") == true, result.output)
+    }
+
+    /// The built-in simulator and the dbusmock template play the same story; telwatch must see
+    /// the same transitions from both.
+    func testSimulatorScriptGivesTheSameTransitionsAsTheDbusmockFake() throws {
+        let script = logind.directory + "/story.txt"
+        try "ring +15550101\nanswer c1\nwaiting +15550202\nhold c1\nanswer c2\nremote-hangup c2\nresume c1\nhangup c1\n"
+            .write(toFile: script, atomically: true, encoding: .utf8)
+
+        var fromSimulator: [String] = []
+        do {
+            let watch = try telwatch(["--bus", fixture.address, "--json", "--backend", "modemmanager",
+                                      "--state-dir", stateDirectory])
+            XCTAssertNotNil(nextEvent(watch, "backend", timeout: 15))  // waiting for ModemManager
+            // Not --exit: telwatch reads each new call's properties from the simulator after CallAdded.
+            let simulator = try telwatch(["simulate", "--bus", fixture.address, script])
+            fromSimulator = transitions(watch, count: 8)
+            simulator.terminate()
+            watch.terminate()
+        }
+
+        var fromMock: [String] = []
+        do {
+            try startModemManager()
+            let watch = try startWatch(["--state-dir", stateDirectory + "-mock"])
+            let call = "org.freedesktop.ModemManager1.Call"
+            let first = try ring("+15550101")
+            try mm(first, call, "Accept")
+            let second = try control("Wait", [.objectPath(try ObjectPath(Self.modem0)), .string("+15550202")])
+                .first?.objectPath?.rawValue ?? ""
+            try control("SetState", [.objectPath(try ObjectPath(first)), .int32(5), .uint32(0)])
+            try control("SetState", [.objectPath(try ObjectPath(second)), .int32(4), .uint32(3)])
+            try control("RemoteHangup", [.objectPath(try ObjectPath(second))])
+            try control("SetState", [.objectPath(try ObjectPath(first)), .int32(4), .uint32(0)])
+            try mm(first, call, "Hangup")
+            fromMock = transitions(watch, count: 8)
+        }
+        XCTAssertEqual(fromSimulator.count, 8)
+        // Per call, in order. Across calls the order may differ: a new call is known only once its
+        // properties have been read, while a known call's change is applied at once.
+        func perCall(_ lines: [String]) -> [String: [String]] { Dictionary(grouping: lines) { $0.split(separator: " ")[4].description } }
+        XCTAssertEqual(perCall(fromSimulator), perCall(fromMock))
+    }
+
+    /// `event state detail direction number missed` of the next `count` call events.
+    private func transitions(_ process: TestProcess, count: Int) -> [String] {
+        var out: [String] = []
+        let calls: Set<String> = ["incoming", "dialing", "connected", "disconnected", "missed", "updated"]
+        while out.count < count, let line = process.readLine(timeout: 10) {
+            guard let object = Self.parse(line), let event = object["event"] as? String, calls.contains(event) else { continue }
+            out.append([event, object["state"], object["detail"], object["direction"], object["number"], object["missed"]]
+                .map { "\($0 ?? "-")" }.joined(separator: " "))
+        }
+        return out
+    }
+}
