@@ -106,7 +106,7 @@ enum DemoCommand {
                 finishing?.schedule(after: 0.1, repeating: 0.1)
             }
             session.onReady = {
-                narrate("telwatch is following a simulated ModemManager on a private bus (\(bus.directory))")
+                narrate("telwatch is following a simulated ModemManager on a private bus")
                 player.enqueue((try? SimulatorCommand.parse(story)) ?? [])
             }
             session.onFinished = { loop.stop() }
