@@ -76,18 +76,19 @@ enum SimulateCommand {
             let player = ScriptPlayer(simulator: simulator, loop: loop) { output.write("simulator: " + $0) }
             var status = ExitStatus.success
             var inputDone = scriptPath != nil && scriptPath != "-"
+            var badLines = false
             player.onIdle = {
-                if player.failure != nil { status = ExitStatus.failure }
+                if player.failure != nil || badLines { status = ExitStatus.failure }
                 if exitWhenDone && inputDone { loop.stop() }
             }
             var stdinSource: IOSource?
             if !inputDone {
                 var pending: [UInt8] = []
                 var lineNumber = 0
-                stdinSource = try loop.watch(fd: 0, events: .readable) { _ in
-                    var chunk = [UInt8](repeating: 0, count: 4096)
-                    let count = read(0, &chunk, chunk.count)
-                    if count > 0 { pending += chunk[..<count] }
+                // Commands typed (or piped) on stdin are played as they arrive.
+                func take(_ bytes: ArraySlice<UInt8>, atEnd: Bool) {
+                    pending += bytes
+                    if atEnd && !pending.isEmpty && pending.last != UInt8(ascii: "\n") { pending.append(UInt8(ascii: "\n")) }
                     while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
                         lineNumber += 1
                         let line = String(decoding: pending[..<newline], as: UTF8.self)
@@ -97,13 +98,28 @@ enum SimulateCommand {
                                 player.enqueue([(lineNumber, command)])
                             }
                         } catch {
+                            badLines = true
                             output.write("simulator: error: \(error)")
                         }
                     }
-                    if count <= 0 {
-                        stdinSource?.cancel()
+                    if atEnd {
                         inputDone = true
                         player.enqueue([])
+                    }
+                }
+                var chunk = [UInt8](repeating: 0, count: 4096)
+                do {
+                    stdinSource = try loop.watch(fd: 0, events: .readable) { _ in
+                        let count = read(0, &chunk, chunk.count)
+                        take(chunk[..<max(count, 0)], atEnd: count <= 0)
+                        if count <= 0 { stdinSource?.cancel() }
+                    }
+                } catch {
+                    // A regular file (or /dev/null) cannot be polled: it is all there already.
+                    while true {
+                        let count = read(0, &chunk, chunk.count)
+                        take(chunk[..<max(count, 0)], atEnd: count <= 0)
+                        if count <= 0 { break }
                     }
                 }
             }
