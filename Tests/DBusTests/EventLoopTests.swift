@@ -45,8 +45,11 @@ final class EventLoopTests: BusTestCase {
         waitFor("three ticks", timeout: 5) { fired.count >= 3 }
         timer.cancel()
         XCTAssertFalse(timer.isArmed)
-        XCTAssertEqual(fired[0], 0.1, accuracy: 0.05)
-        XCTAssertEqual(fired[2] - fired[0], 0.1, accuracy: 0.05)
+        // Never early; late only by what a loaded machine adds (the benchmarks measure precision).
+        XCTAssertGreaterThanOrEqual(fired[0], 0.1)
+        XCTAssertLessThan(fired[0], 1.0)
+        XCTAssertGreaterThanOrEqual(fired[2] - fired[0], 0.099)
+        XCTAssertLessThan(fired[2] - fired[0], 1.0)
         let count = fired.count
         loop.run(until: { false }, timeout: 0.2)
         XCTAssertEqual(fired.count, count, "a cancelled timer stays silent")
@@ -60,7 +63,8 @@ final class EventLoopTests: BusTestCase {
         let child = try loop.child(pid) { exit = $0; at = monotonicNow() - start }
         waitFor("the child", timeout: 5) { exit != nil }
         XCTAssertEqual(exit, .exited(3))
-        XCTAssertEqual(at, 0.2, accuracy: 0.15)
+        XCTAssertGreaterThanOrEqual(at, 0.2)
+        XCTAssertLessThan(at, 2.0, "the pidfd woke the loop when the child exited, not at some later poll")
         XCTAssertEqual(waitpid(pid, nil, WNOHANG), -1, "already reaped by the loop")
         XCTAssertFalse(child.send(SIGTERM), "no signal reaches a pid once its child is gone")
 
