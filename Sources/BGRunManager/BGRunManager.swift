@@ -118,6 +118,9 @@ public final class BGRunManager {
 
     public var isRunning: Bool { run != nil }
 
+    /// The state directory in use (nil without one, or when it could not be used).
+    public var stateStore: RunStateStore? { store }
+
     /// Time left on the live run's lease.
     public var leaseRemaining: Double? { leaseTimer?.remaining }
 

@@ -113,12 +113,14 @@ public struct RunRecord: Equatable, Sendable {
     }
 }
 
-/// The state directory of one telwatch instance: the live run's record (`current-run`) and an
-/// instance lock (`instance.lock`, held with flock for the life of the process). The kernel
+/// The state directory of one telwatch instance: the live run's record (`current-run`), the last
+/// sleep and resume (`last-sleep`) and an instance lock (`instance.lock`, held with flock for the
+/// life of the process). The kernel
 /// drops the flock when the process dies however it dies, so a record found next to a free lock
 /// belongs to a dead telwatch, with no guessing from pids that may have been reused.
 public final class RunStateStore {
     public static let recordName = "current-run"
+    public static let sleepRecordName = "last-sleep"
     public static let instanceLockName = "instance.lock"
 
     public let directory: String
@@ -143,6 +145,12 @@ public final class RunStateStore {
     public static func read(directory: String) -> RunRecord? {
         guard let text = readFile(directory + "/" + recordName) else { return nil }
         return RunRecord(encoded: text)
+    }
+
+    /// The last sleep recorded in `directory`, if any (for `status` and `doctor`; takes no lock).
+    public static func readSleep(directory: String) -> SleepRecord? {
+        guard let text = readFile(directory + "/" + sleepRecordName) else { return nil }
+        return SleepRecord(encoded: text)
     }
 
     /// Creates the directory (mode 0700) if needed and takes the instance lock.
@@ -173,10 +181,23 @@ public final class RunStateStore {
     /// No fsync: the record guards against telwatch being killed, which the page cache survives;
     /// after a power loss there is no run left to clean up.
     public func write(_ record: RunRecord) throws {
-        let temporary = directory + "/." + RunStateStore.recordName + ".tmp"
+        try replace(RunStateStore.recordName, with: record.encoded)
+    }
+
+    public func readSleep() -> SleepRecord? { RunStateStore.readSleep(directory: directory) }
+
+    /// Replaces the sleep record atomically, like the run record. Written as the system goes to
+    /// sleep, so it is in the page cache before the sleep (suspend-to-RAM keeps it).
+    public func writeSleep(_ record: SleepRecord) throws {
+        try replace(RunStateStore.sleepRecordName, with: record.encoded)
+    }
+
+    private func replace(_ name: String, with text: String) throws {
+        let path = directory + "/" + name
+        let temporary = directory + "/." + name + ".tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw RunError.lastSystemError("open \(temporary)") }
-        let bytes = Array(record.encoded.utf8)
+        let bytes = Array(text.utf8)
         let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
         let writeError = errno
         close(fd)
@@ -184,7 +205,7 @@ public final class RunStateStore {
             unlink(temporary)
             throw RunError.system(call: "write \(temporary)", errno: writeError)
         }
-        guard rename(temporary, recordPath) == 0 else {
+        guard rename(temporary, path) == 0 else {
             let code = errno
             unlink(temporary)
             throw RunError.system(call: "rename \(temporary)", errno: code)

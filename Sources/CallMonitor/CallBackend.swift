@@ -14,7 +14,8 @@ public protocol CallBackend: AnyObject {
     var decodedSignals: UInt64 { get }
     /// Subscribes, watches the service's name, and syncs whenever an owner appears.
     func start() throws
-    /// Reads every modem and call again and reconciles with what was known (after a resume).
+    /// After a resume: reads every modem and call again; what it finds reaches the tracker as
+    /// `learnedOnResume`, to be reconciled with what was known before the sleep.
     func resync()
     /// Stops all delivery: no event or notice after this returns.
     func stop()
@@ -237,9 +238,12 @@ final class SyncRound {
     var unconfirmed: Set<String>
     var failure: String?
     var refusal: String?
+    /// The resync after a resume: what it finds is `learnedOnResume`.
+    let resumed: Bool
 
-    init(knownCalls: some Sequence<String>) {
+    init(knownCalls: some Sequence<String>, resumed: Bool = false) {
         unconfirmed = Set(knownCalls)
+        self.resumed = resumed
     }
 
     func begin() { outstanding += 1 }

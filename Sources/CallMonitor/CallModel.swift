@@ -56,6 +56,10 @@ public struct CallObservation: Sendable, Equatable {
     public var multiparty: Bool?
     /// e.g. "accepted", "refused-or-busy", "remote", or a raw unknown value kept verbatim.
     public var reason: String?
+    /// The backend's own word that the call was connected at some point, for a call telwatch
+    /// may never have seen connected (ModemManager: an ended call whose StateReason is accepted
+    /// or transferred). Only `true` is evidence; nil = the backend does not say.
+    public var everConnected: Bool?
 
     public init(
         phase: CallPhase? = nil,
@@ -63,7 +67,8 @@ public struct CallObservation: Sendable, Equatable {
         number: String? = nil,
         name: String? = nil,
         multiparty: Bool? = nil,
-        reason: String? = nil
+        reason: String? = nil,
+        everConnected: Bool? = nil
     ) {
         self.phase = phase
         self.direction = direction
@@ -71,6 +76,7 @@ public struct CallObservation: Sendable, Equatable {
         self.name = name
         self.multiparty = multiparty
         self.reason = reason
+        self.everConnected = everConnected
     }
 }
 
@@ -88,6 +94,13 @@ public enum BackendEvent: Sendable {
     case backendLost(BackendKind)
     /// A modem went away: its calls end with reason "modem-removed".
     case modemRemoved(BackendKind, modem: String)
+    /// What the resync after a resume found (a call listed, a call read again, a call or modem
+    /// gone). The tracker reconciles it with what it knew before the sleep: a call listed already
+    /// ended that it never saw is news (not history as at start-up), a call listed on a path whose
+    /// live call plainly cannot have become it (oFono reuses paths) replaces that call, and every
+    /// event it causes is flagged `resumed`.
+    /// (Only this case is boxed: the events of every signal stay plain values.)
+    indirect case learnedOnResume(BackendEvent)
 }
 
 /// Everything telwatch knows about one call at one moment.
@@ -108,12 +121,20 @@ public struct CallSnapshot: Sendable, Equatable {
     public var reason: String?
     public var multiparty: Bool
     public var initial: Bool
+    /// This event was learned by the resync after a resume (the call changed while the system
+    /// slept and its signals were never seen), not from a signal as it happened. Per event: the
+    /// tracker's stored snapshots (`liveCalls`) keep it false.
+    public var resumed: Bool
     /// Wall-clock seconds (injected by the caller).
     public var firstSeen: Double
     public var connectedAt: Double?
     public var endedAt: Double?
 
     public var everConnected: Bool { connectedAt != nil }
+
+    /// A call that came and went entirely while telwatch was not looking (found already ended
+    /// after a resume): when it started, and for how long, is unknown.
+    public var lifeUnseen: Bool { resumed && state == .disconnected && endedAt == firstSeen }
 
     public init(
         id: String,
@@ -127,6 +148,7 @@ public struct CallSnapshot: Sendable, Equatable {
         reason: String? = nil,
         multiparty: Bool = false,
         initial: Bool = false,
+        resumed: Bool = false,
         firstSeen: Double,
         connectedAt: Double? = nil,
         endedAt: Double? = nil
@@ -142,6 +164,7 @@ public struct CallSnapshot: Sendable, Equatable {
         self.reason = reason
         self.multiparty = multiparty
         self.initial = initial
+        self.resumed = resumed
         self.firstSeen = firstSeen
         self.connectedAt = connectedAt
         self.endedAt = endedAt
@@ -159,6 +182,14 @@ public enum TrackerEvent: Sendable, Equatable {
     case busy(CallSnapshot)
     /// The last live call ended (aggregate edge: live-call count 1 → 0).
     case idle(CallSnapshot)
+
+    /// The call the event is about.
+    public var call: CallSnapshot {
+        switch self {
+        case .transition(let call, _), .updated(let call), .missed(let call), .busy(let call), .idle(let call):
+            return call
+        }
+    }
 }
 
 /// Call ids: random UUIDs (version 4, RFC 9562), lowercase 8-4-4-4-12.

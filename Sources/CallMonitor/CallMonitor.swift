@@ -103,8 +103,12 @@ public final class CallMonitor {
         stop()
     }
 
-    /// Reads every stack's calls again (after a resume): calls gone meanwhile end, calls still
-    /// there keep their ids, new ones appear flagged `initial`.
+    /// Reads every stack's calls again after a resume and reconciles them with what was known
+    /// before the sleep (`BackendEvent.learnedOnResume`): a call still live in the same state is
+    /// not reported again and keeps its id, a call that changed or ended meanwhile gets its
+    /// transition (one `disconnected` at most), a call found that was not known is new, and a
+    /// ModemManager call found already terminated came and went meanwhile (`disconnected`, then
+    /// `missed` when it was incoming). Every such event is flagged `resumed`.
     public func resync() {
         guard isRunning else { return }
         for backend in backends { backend.resync() }

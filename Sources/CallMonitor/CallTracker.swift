@@ -21,6 +21,20 @@
 // `endedMemory` most recent tombstones, and separately at most `endedMemory` pending keys).
 // `backendLost`, `modemRemoved` and `callRemoved` forget the key entirely: the objects are gone,
 // so a later live observation on that path is a new call.
+//
+// After a resume (`learnedOnResume`), the resync's findings are reconciled with what was known
+// before the sleep, and every event they cause is flagged `resumed`:
+// - a live call listed again in the same state: nothing (reported once, not twice); in another
+//   state: its transition; listed ended, or not listed at all (`callRemoved`): one `disconnected`;
+// - a call listed on the path of a live call that plainly cannot have become it (a connected call
+//   back to ringing or dialing, ringing turned dialing or back, another direction, another known
+//   number: oFono hands a freed path to the next call at once): the new call first, then the old
+//   one's `disconnected` (reason `removed`), so a run both hold goes on;
+// - a call listed already ended that was never seen (ModemManager keeps terminated calls listed):
+//   news, unlike at start-up, where it is history. It is reported as one `disconnected` from its
+//   first state (incoming, dialing, or connected when the backend says it was), then `missed` when
+//   it was incoming and never connected as far as anyone can tell. No `busy`/`idle`: it held nothing.
+// - a live call found that was not known: its first sight, not `initial` (that means "live at start").
 
 public struct CallTracker {
     /// How many ended-but-not-removed calls (and, separately, pending keys) are remembered.
@@ -32,6 +46,9 @@ public struct CallTracker {
         /// First seen as incoming (ringing or waiting): an unanswered end is missed even if the
         /// backend later claims another direction.
         var firstSeenIncoming: Bool
+        /// The backend said the call was connected (`CallObservation.everConnected`) though no
+        /// connected state was seen: its end is not missed.
+        var connectedUnseen = false
     }
 
     private struct Pending {
@@ -75,6 +92,12 @@ public struct CallTracker {
     }
 
     public mutating func apply(_ event: BackendEvent, at time: Double) -> [TrackerEvent] {
+        guard case .learnedOnResume(let found) = event else { return applyObserved(event, at: time) }
+        return reconcile(found, at: time).map(\.flaggedResumed)
+    }
+
+    /// A backend event as it happened (or as a start-up sync found it).
+    private mutating func applyObserved(_ event: BackendEvent, at time: Double) -> [TrackerEvent] {
         let liveBefore = live.count
         var out: [TrackerEvent] = []
         var started: CallSnapshot?
@@ -147,6 +170,9 @@ public struct CallTracker {
             for key in liveKeysInOrder(where: { $0.key.backend == backend && $0.modem == modem }) {
                 lastEnded = finish(key, reason: "modem-removed", time: time, out: &out)
             }
+
+        case let .learnedOnResume(found):
+            return reconcile(found, at: time).map(\.flaggedResumed)
         }
 
         if liveBefore == 0, !live.isEmpty, let started {
@@ -155,6 +181,75 @@ public struct CallTracker {
             out.append(.idle(lastEnded))
         }
         return out
+    }
+
+    // MARK: - After a resume
+
+    /// What a resync after a resume found, against what was known before the sleep (see the top).
+    private mutating func reconcile(_ found: BackendEvent, at time: Double) -> [TrackerEvent] {
+        guard case let .callAppeared(key, modem, observation, _) = found else {
+            if case .learnedOnResume(let inner) = found { return reconcile(inner, at: time) }
+            return applyObserved(found, at: time)
+        }
+        // A call found on resume is not "live at start".
+        let listed = BackendEvent.callAppeared(key, modem: modem, observation, initial: false)
+        if let current = live[key] {
+            guard case let .live(state, detail)? = normalized(observation.phase),
+                  Self.isAnotherCall(current.snapshot, observation, state: state)
+            else { return applyObserved(listed, at: time) }
+            // Both hold the same key: the old call leaves first, its events are told after the
+            // new call's, so that a run both hold goes on.
+            var ending: [TrackerEvent] = []
+            finish(key, reason: "removed", time: time, out: &ending)
+            var starting: [TrackerEvent] = []
+            start(key, modem: modem.isEmpty ? current.snapshot.modem : modem, observation, state: state,
+                  detail: detail, initial: false, time: time, out: &starting)
+            return starting + ending
+        }
+        guard case .ended? = normalized(observation.phase) else { return applyObserved(listed, at: time) }
+        // Already reported (or history at start-up): a tombstone says so.
+        guard !ended.contains(key) else { return [] }
+        var carried = pending.remove(key)?.observation ?? CallObservation()
+        carried.merge(observation)
+        ended.insert(key, modem)
+        return reportUnseen(key, modem: modem, carried, time: time)
+    }
+
+    /// A call that came and went while the system slept: one `disconnected` from the state it
+    /// must have started in, then `missed` when it was incoming and nothing says it was connected.
+    private mutating func reportUnseen(_ key: CallKey, modem: String, _ observation: CallObservation,
+                                       time: Double) -> [TrackerEvent] {
+        let direction = observation.direction ?? .unknown
+        let connected = observation.everConnected == true
+        let previous: CallState? = connected ? .connected
+            : direction == .incoming ? .incoming : direction == .outgoing ? .dialing : nil
+        let snapshot = CallSnapshot(
+            id: makeID(), key: key, modem: modem, direction: direction, number: observation.number ?? "",
+            name: observation.name ?? "", state: .disconnected, detail: nil, reason: observation.reason,
+            multiparty: observation.multiparty ?? false, initial: false, resumed: true,
+            firstSeen: time, connectedAt: nil, endedAt: time)
+        var out: [TrackerEvent] = [.transition(snapshot, previous: previous)]
+        if direction == .incoming && !connected { out.append(.missed(snapshot)) }
+        return out
+    }
+
+    /// Whether a listing of `key` after a resume describes another call than the live one there:
+    /// a state no call goes back to, another direction, or another known number.
+    static func isAnotherCall(_ current: CallSnapshot, _ observation: CallObservation, state: CallState) -> Bool {
+        switch (current.state, state) {
+        case (.connected, .incoming), (.connected, .dialing), (.incoming, .dialing), (.dialing, .incoming):
+            return true
+        default:
+            break
+        }
+        if let direction = observation.direction, direction != .unknown, current.direction != .unknown,
+           direction != current.direction {
+            return true
+        }
+        if let number = observation.number, !number.isEmpty, !current.number.isEmpty, number != current.number {
+            return true
+        }
+        return false
     }
 
     // MARK: - Internals
@@ -172,6 +267,7 @@ public struct CallTracker {
             .map(\.snapshot.key)
     }
 
+    @discardableResult
     private mutating func start(
         _ key: CallKey, modem: String, _ observation: CallObservation,
         state: CallState, detail: CallDetail, initial: Bool, time: Double,
@@ -220,6 +316,7 @@ public struct CallTracker {
         if let name = observation.name, !name.isEmpty || snap.name.isEmpty { snap.name = name }
         if let multiparty = observation.multiparty { snap.multiparty = multiparty }
         if let reason = observation.reason { snap.reason = reason }
+        if observation.everConnected == true, snap.connectedAt == nil { call.connectedUnseen = true }
 
         switch normalized(observation.phase) {
         case .ended?:
@@ -248,6 +345,7 @@ public struct CallTracker {
 
     /// Ends the live call on `key`: `.transition(.disconnected)`, then `.missed` if it applies.
     /// Leaves no tombstone: only an `.ended` phase does (in `update`), since the object may stay.
+    @discardableResult
     private mutating func finish(
         _ key: CallKey, reason: String?, time: Double, out: inout [TrackerEvent]
     ) -> CallSnapshot? {
@@ -259,7 +357,7 @@ public struct CallTracker {
         snap.reason = reason
         snap.endedAt = time
         out.append(.transition(snap, previous: previous))
-        if (snap.direction == .incoming || call.firstSeenIncoming) && !snap.everConnected {
+        if (snap.direction == .incoming || call.firstSeenIncoming) && !snap.everConnected && !call.connectedUnseen {
             out.append(.missed(snap))
         }
         return snap
@@ -335,5 +433,19 @@ extension CallObservation {
         if let name = newer.name { self.name = name }
         if let multiparty = newer.multiparty { self.multiparty = multiparty }
         if let reason = newer.reason { self.reason = reason }
+        if let everConnected = newer.everConnected { self.everConnected = everConnected }
+    }
+}
+
+extension TrackerEvent {
+    /// The same event, its snapshot flagged as learned on resume.
+    var flaggedResumed: TrackerEvent {
+        switch self {
+        case .transition(var call, let previous): call.resumed = true; return .transition(call, previous: previous)
+        case .updated(var call): call.resumed = true; return .updated(call)
+        case .missed(var call): call.resumed = true; return .missed(call)
+        case .busy(var call): call.resumed = true; return .busy(call)
+        case .idle(var call): call.resumed = true; return .idle(call)
+        }
     }
 }

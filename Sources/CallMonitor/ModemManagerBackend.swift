@@ -73,7 +73,8 @@ struct ModemManagerCallProperties: Equatable {
             direction: self.direction.map(ModemManagerMapping.direction),
             number: number,
             multiparty: multiparty,
-            reason: reason.map { ModemManagerMapping.reason($0) })
+            reason: reason.map { ModemManagerMapping.reason($0) },
+            everConnected: reason.flatMap { ModemManagerMapping.impliesConnected($0) ? true : nil })
     }
 }
 
@@ -168,6 +169,10 @@ public final class ModemManagerBackend: CallBackend {
         var initial: Bool
         /// CallDeleted arrived while the fetch was out.
         var deleted = false
+        /// Read by the resync after a resume: what the read finds is `learnedOnResume`.
+        var resumed = false
+        /// Non-zero while a known call is read again after a resume (its answer is matched by this).
+        var refresh: UInt64 = 0
     }
 
     /// Changes kept per call while its properties are being read.
@@ -207,9 +212,12 @@ public final class ModemManagerBackend: CallBackend {
         forget()
     }
 
+    /// After a resume: lists modems and calls again, reads every known live call again (a
+    /// change while the system slept has no signal telwatch saw), and reports what it finds as
+    /// `learnedOnResume`. A terminated call found that was never seen came and went meanwhile.
     public func resync() {
         guard link.owner != nil else { return }
-        sync()
+        sync(resumed: true)
     }
 
     // MARK: Owner
@@ -237,8 +245,8 @@ public final class ModemManagerBackend: CallBackend {
 
     // MARK: Sync
 
-    private func sync() {
-        let round = SyncRound(knownCalls: calls.keys)
+    private func sync(resumed: Bool = false) {
+        let round = SyncRound(knownCalls: calls.keys, resumed: resumed)
         self.round = round
         round.begin()
         link.call(path: ModemManagerBus.root, interface: BusDaemon.objectManagerInterface,
@@ -260,7 +268,7 @@ public final class ModemManagerBackend: CallBackend {
 
     private func listed(modems objects: [ObjectPath: [String: PropertyMap]], round: SyncRound) {
         let voiceModems = Set(objects.filter { $0.value[ModemManagerBus.voice] != nil }.map(\.key.rawValue))
-        for modem in modems.subtracting(voiceModems).sorted() { modemGone(modem) }
+        for modem in modems.subtracting(voiceModems).sorted() { modemGone(modem, resumed: round.resumed) }
         round.modems = voiceModems.count
         for modem in voiceModems.sorted() {
             modems.insert(modem)
@@ -296,12 +304,46 @@ public final class ModemManagerBackend: CallBackend {
             fetch(path, modem: modem, initial: true, queued: [], round: round)
             return
         }
-        guard record.modem.isEmpty else { return }
-        record.modem = modem
+        if record.modem.isEmpty {
+            record.modem = modem
+            calls[path] = record
+            // A call first seen through a signal: tell the tracker which modem it is on.
+            if record.queue == nil, !record.terminated {
+                onEvent(.callAppeared(key(path), modem: modem, CallObservation(), initial: false))
+            }
+        }
+        // After a resume a live call may have changed unseen; a terminated one is over.
+        if let round, round.resumed, record.queue == nil, !record.terminated { refresh(path, round: round) }
+    }
+
+    /// Reads a known call again after a resume. Its signals go on being applied meanwhile; the
+    /// answer is newer than they are, so it comes last, like any listing of a known call.
+    private func refresh(_ path: String, round: SyncRound) {
+        guard var record = calls[path] else { return }
+        nextFetch &+= 1
+        let token = nextFetch
+        record.refresh = token
         calls[path] = record
-        // A call first seen through a signal: tell the tracker which modem it is on.
-        if record.queue == nil, !record.terminated {
-            onEvent(.callAppeared(key(path), modem: modem, CallObservation(), initial: false))
+        round.begin()
+        link.call(path: path, interface: BusDaemon.propertiesInterface, member: "GetAll",
+                  arguments: [.string(ModemManagerBus.call)]) { [weak self] result in
+            guard let self else { return }
+            defer { self.end(round) }
+            guard var record = self.calls[path], record.refresh == token, record.queue == nil else { return }
+            record.refresh = 0
+            // Failing to read it means it is gone: the listing's end (not listed) or CallDeleted tells.
+            guard case .success(let reply) = result, let map = try? reply.decode(PropertyMap.self) else {
+                self.calls[path] = record
+                return
+            }
+            var problems: [String] = []
+            let properties = ModemManagerCallProperties(map, problems: &problems)
+            self.report(problems, on: path)
+            let observation = properties.observation(direction: &record.direction)
+            if let state = properties.state { record.terminated = state == ModemManagerBus.terminated }
+            self.calls[path] = record
+            self.onEvent(.learnedOnResume(.callAppeared(self.key(path), modem: record.modem, observation,
+                                                        initial: false)))
         }
     }
 
@@ -315,7 +357,7 @@ public final class ModemManagerBackend: CallBackend {
         // Known before the round, not listed now, and no signal since: gone while we were not looking.
         for path in round.unconfirmed.sorted() where calls[path] != nil && calls[path]?.queue == nil {
             calls.removeValue(forKey: path)
-            onEvent(.callRemoved(key(path), reason: "removed"))
+            emit(.callRemoved(key(path), reason: "removed"), resumed: round.resumed)
         }
         onNotice(.synced(kind, modems: round.modems, calls: round.calls))
     }
@@ -325,9 +367,10 @@ public final class ModemManagerBackend: CallBackend {
     /// Reads a call's properties; what arrives for it meanwhile waits in its queue.
     private func fetch(_ path: String, modem: String, initial: Bool, queued: [ModemManagerCallUpdate],
                        round: SyncRound?) {
-        let token = nextFetch
         nextFetch &+= 1
-        calls[path] = CallRecord(modem: modem, queue: queued, fetch: token, initial: initial)
+        let token = nextFetch
+        calls[path] = CallRecord(modem: modem, queue: queued, fetch: token, initial: initial,
+                                 resumed: round?.resumed ?? false)
         round?.begin()
         link.call(path: path, interface: BusDaemon.propertiesInterface, member: "GetAll",
                   arguments: [.string(ModemManagerBus.call)]) { [weak self] result in
@@ -357,6 +400,7 @@ public final class ModemManagerBackend: CallBackend {
         let replay = ModemManagerCallReplay.replay(key: key(path), modem: record.modem, initial: record.initial,
                                                    fetched: properties, queued: queued)
         var events = replay.events
+        let resumed = record.resumed
         if record.deleted || (properties == nil && events.isEmpty) {
             calls.removeValue(forKey: path)
             if record.deleted && !events.isEmpty { events.append(.callRemoved(key(path), reason: "removed")) }
@@ -364,9 +408,15 @@ public final class ModemManagerBackend: CallBackend {
             record.queue = nil
             record.direction = replay.direction
             record.terminated = replay.terminated
+            record.resumed = false
             calls[path] = record
         }
-        for event in events { onEvent(event) }
+        for event in events { emit(event, resumed: resumed) }
+    }
+
+    /// `learnedOnResume` when the resync after a resume found it.
+    private func emit(_ event: BackendEvent, resumed: Bool) {
+        onEvent(resumed ? .learnedOnResume(event) : event)
     }
 
     private func update(_ path: String, _ change: ModemManagerCallUpdate) {
@@ -392,10 +442,10 @@ public final class ModemManagerBackend: CallBackend {
 
     private func key(_ path: String) -> CallKey { CallKey(backend: kind, path: path) }
 
-    private func modemGone(_ modem: String) {
+    private func modemGone(_ modem: String, resumed: Bool = false) {
         modems.remove(modem)
         for (path, record) in calls where record.modem == modem { calls.removeValue(forKey: path) }
-        onEvent(.modemRemoved(kind, modem: modem))
+        emit(.modemRemoved(kind, modem: modem), resumed: resumed)
     }
 
     // MARK: Signals

@@ -104,9 +104,12 @@ public final class OfonoBackend: CallBackend {
         forget()
     }
 
+    /// After a resume: lists modems and calls again and reports what it finds as
+    /// `learnedOnResume`. oFono forgets a call the moment it ends, so a call that came and went
+    /// while the system slept leaves nothing to find.
     public func resync() {
         guard link.owner != nil else { return }
-        sync()
+        sync(resumed: true)
     }
 
     // MARK: Owner
@@ -134,8 +137,8 @@ public final class OfonoBackend: CallBackend {
 
     // MARK: Sync
 
-    private func sync() {
-        let round = SyncRound(knownCalls: calls.keys)
+    private func sync(resumed: Bool = false) {
+        let round = SyncRound(knownCalls: calls.keys, resumed: resumed)
         self.round = round
         round.begin()
         link.call(path: "/", interface: OfonoBus.manager, member: "GetModems") { [weak self] result in
@@ -169,13 +172,13 @@ public final class OfonoBackend: CallBackend {
             let modem = entry.path.rawValue
             present.insert(modem)
             let voice = hasVoice(entry.properties["Interfaces"], modem: modem) ?? false
-            if modems[modem] == true && !voice { modemLost(modem) }
+            if modems[modem] == true && !voice { modemLost(modem, resumed: round.resumed) }
             modems[modem] = voice
             if voice { voiceModems.append(modem) }
         }
         for (modem, _) in modems where !present.contains(modem) {
             modems.removeValue(forKey: modem)
-            modemLost(modem)
+            modemLost(modem, resumed: round.resumed)
         }
         round.modems = voiceModems.count
         for modem in voiceModems { listCalls(modem, round: round) }
@@ -206,7 +209,8 @@ public final class OfonoBackend: CallBackend {
                 round?.calls += entries.count
                 for entry in entries {
                     round?.unconfirmed.remove(entry.path.rawValue)
-                    self.callAppeared(entry.path.rawValue, modem: modem, entry.properties, initial: true)
+                    self.callAppeared(entry.path.rawValue, modem: modem, entry.properties, initial: true,
+                                      resumed: round?.resumed ?? false)
                 }
             case .failure(let error):
                 self.failed("GetCalls on \(modem)", error, round: round)
@@ -231,36 +235,42 @@ public final class OfonoBackend: CallBackend {
         // Known before the round, not listed now, and no CallAdded since: gone while we were not looking.
         for path in round.unconfirmed.sorted() where calls[path] != nil {
             calls.removeValue(forKey: path)
-            onEvent(.callRemoved(key(path), reason: nil))
+            emit(.callRemoved(key(path), reason: nil), resumed: round.resumed)
         }
         onNotice(.synced(kind, modems: round.modems, calls: round.calls))
     }
 
     // MARK: Calls
 
-    private func callAppeared(_ path: String, modem: String, _ map: PropertyMap, initial: Bool) {
+    private func callAppeared(_ path: String, modem: String, _ map: PropertyMap, initial: Bool,
+                              resumed: Bool = false) {
         var problems: [String] = []
         let properties = OfonoCallProperties(map, problems: &problems)
         if properties.state == nil && map["State"] == nil { problems.append("no State property") }
         report(problems, on: path)
         calls[path] = modem
         // A call already followed (its CallAdded beat the listing) is updated, not started again.
-        onEvent(.callAppeared(key(path), modem: modem, properties.observation, initial: initial))
+        emit(.callAppeared(key(path), modem: modem, properties.observation, initial: initial), resumed: resumed)
+    }
+
+    /// `learnedOnResume` when the resync after a resume found it.
+    private func emit(_ event: BackendEvent, resumed: Bool) {
+        onEvent(resumed ? .learnedOnResume(event) : event)
     }
 
     private func key(_ path: String) -> CallKey { CallKey(backend: kind, path: path) }
 
     /// The modem's calls end (`modem-removed`). Calls known only from their own signals have no
     /// modem; oFono names calls `<modem>/voicecallNN`, so those under the modem go too.
-    private func modemLost(_ modem: String) {
+    private func modemLost(_ modem: String, resumed: Bool = false) {
         let prefix = modem + "/"
         var orphans: [String] = []
         for (path, callModem) in calls where callModem == modem || (callModem.isEmpty && path.hasPrefix(prefix)) {
             calls.removeValue(forKey: path)
             if callModem.isEmpty { orphans.append(path) }
         }
-        onEvent(.modemRemoved(kind, modem: modem))
-        for path in orphans.sorted() { onEvent(.callRemoved(key(path), reason: "modem-removed")) }
+        emit(.modemRemoved(kind, modem: modem), resumed: resumed)
+        for path in orphans.sorted() { emit(.callRemoved(key(path), reason: "modem-removed"), resumed: resumed) }
     }
 
     // MARK: Signals

@@ -53,6 +53,13 @@ public enum ModemManagerMapping {
         }
     }
 
+    /// Whether a `StateReason` says the call was connected at some point: 3 accepted, 8 transferred
+    /// (only a connected call can be transferred). ModemManager keeps no other record of it, so a
+    /// call found already TERMINATED with any other reason may or may not have been answered.
+    public static func impliesConnected(_ raw: Int32) -> Bool {
+        raw == 3 || raw == 8
+    }
+
     /// The `u` reason of `StateChanged(i old, i new, u reason)`. Values above `Int32.max` are
     /// unknown and kept as their unsigned decimal form.
     public static func reason(_ raw: UInt32) -> String {

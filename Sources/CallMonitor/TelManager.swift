@@ -18,7 +18,8 @@ import DBus
 /// `TELWATCH_DETAIL` (ringing, waiting, dialing, alerting, active, held; "" once disconnected),
 /// `TELWATCH_DIRECTION`, `TELWATCH_NUMBER`, `TELWATCH_NAME`, `TELWATCH_REASON`,
 /// `TELWATCH_BACKEND`, `TELWATCH_MODEM`, `TELWATCH_PATH`, `TELWATCH_INITIAL` and
-/// `TELWATCH_MISSED` and `TELWATCH_MULTIPARTY` (`true`/`false`), `TELWATCH_LIVE_CALLS` (after
+/// `TELWATCH_MISSED`, `TELWATCH_MULTIPARTY` and `TELWATCH_RESUMED` (`true`/`false`; resumed: learned by
+/// the resync after a resume, not as it happened), `TELWATCH_LIVE_CALLS` (after
 /// this event), `TELWATCH_RUN_ID` (the run the call holds or held; "" for none), `TELWATCH_TIME` (epoch seconds).
 public final class TelManager {
     private let runs: BGRunManager?
@@ -106,6 +107,7 @@ public final class TelManager {
             ("TELWATCH_INITIAL", call.initial ? "true" : "false"),
             ("TELWATCH_MISSED", missed ? "true" : "false"),
             ("TELWATCH_MULTIPARTY", call.multiparty ? "true" : "false"),
+            ("TELWATCH_RESUMED", call.resumed ? "true" : "false"),
             ("TELWATCH_LIVE_CALLS", String(liveCallIDs.count)),
             ("TELWATCH_RUN_ID", runID ?? ""),
             ("TELWATCH_TIME", formatSeconds(clock())),

@@ -12,7 +12,7 @@ enum WatchArguments {
         while let argument = cursor.next() {
             switch argument {
             case "--config": _ = try cursor.value(for: argument)
-            case "--json", "--redact-numbers", "--wakelock":
+            case "--json", "--redact-numbers", "--wakelock", "--sleep-delay-lock":
                 try cursor.noValue(for: argument)
                 try options.set(String(argument.dropFirst(2)), "true")
             case "--quiet", "-q": try cursor.noValue(for: argument); options.verbosity = .quiet
@@ -22,7 +22,7 @@ enum WatchArguments {
                 options.runCommand = first == "--" ? cursor.rest() : [first]
                 guard !options.runCommand.isEmpty else { throw UsageError("--run needs a command: --run -- CMD ARGS…") }
             case "--backend", "--bus", "--inhibit", "--hooks", "--lease", "--heartbeat", "--hook-timeout",
-                 "--stop-grace", "--state-dir":
+                 "--stop-grace", "--state-dir", "--resume-grace":
                 try options.set(String(argument.dropFirst(2)), try cursor.value(for: argument))
             case "--":
                 throw UsageError("unexpected '--' (the run command goes after --run: --run -- CMD ARGS…)")
@@ -46,7 +46,8 @@ enum Help {
     Follows the voice calls of ModemManager and oFono over D-Bus and prints one line per event:
     incoming, dialing, connected, disconnected, missed, updated. While any call is live it holds a
     background run: a logind inhibitor lock (the device does not suspend mid-call), your run
-    command and your hooks.
+    command and your hooks. After every resume it reads all calls again and reports what changed
+    while the system slept (flagged resumed), calls that rang unseen as missed.
 
     watch options:
       --backend auto|modemmanager|ofono  which stacks to follow (default auto: whichever run)
@@ -60,6 +61,10 @@ enum Help {
       --lease DURATION|none              a run not renewed for this long ends itself (default 4h)
       --heartbeat DURATION               a heartbeat event this often while a run lives (default none)
       --wakelock                         also hold a kernel wakelock during runs, where there is one
+      --sleep-delay-lock                 hold a sleep delay lock while awake, so telwatch records a
+                                         sleep before it happens (released at once, retaken on resume)
+      --resume-grace DURATION|none       after a resume, keep the system awake this long so a call
+                                         that woke it is handled (default none; e.g. 10s)
       --state-dir DIR                    where the live run is recorded (default $STATE_DIRECTORY,
                                          $XDG_STATE_HOME/telwatch or ~/.local/state/telwatch)
       --redact-numbers                   show only the last two digits of phone numbers
@@ -80,16 +85,19 @@ enum Help {
     static let status = """
     usage: telwatch status [--json] [--bus BUS] [--backend auto|modemmanager|ofono] [--state-dir DIR]
 
-    The calls live right now on every stack, and the background run recorded by the running
-    telwatch (held since, lease left). Exit status 3 if the bus cannot be reached.
+    The calls live right now on every stack, the background run recorded by the running
+    telwatch (held since, lease left), and the last sleep and resume it saw (and whether a sleep
+    came while a call was live). Exit status 3 if the bus cannot be reached.
     """
 
     static let doctor = """
     usage: telwatch doctor [--bus BUS] [--backend B] [--inhibit WHAT[:MODE]|none] [--hooks DIR] [--state-dir DIR]
+                           [--sleep-delay-lock] [--config FILE]
 
     Checks what telwatch needs: the bus, which stacks run and how many modems have voice, whether
     oFono's policy lets this user read calls, whether an inhibitor lock can be taken, whether the
-    hooks are executable. One line each, ✔ or ✘ with the fix. Exit status 4 if anything is ✘.
+    hooks are executable, the last sleep and resume (✘ if the last sleep came while a call was
+    live). One line each, ✔ or ✘ with the fix. Exit status 4 if anything is ✘.
     """
 
     static let demo = """

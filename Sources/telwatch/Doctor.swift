@@ -47,8 +47,10 @@ struct Doctor {
                       + "to try telwatch without a modem: telwatch demo")
         }
         checkInhibitor(connection)
+        checkDelayLock(connection)
         checkHooks()
         checkStateDirectory()
+        checkLastSleep()
         output.write(problems == 0 ? "all checks passed" : "\(problems) problem\(problems == 1 ? "" : "s") found")
         return problems == 0 ? ExitStatus.success : ExitStatus.problemsFound
     }
@@ -134,6 +136,43 @@ struct Doctor {
                       ? "polkit must allow org.freedesktop.login1.inhibit-block-\(what.split(separator: ":").first ?? "sleep") for this user"
                       : "polkit must allow delay inhibitors for this user")
         }
+    }
+
+    /// `--sleep-delay-lock`: logind must hand out a sleep delay lock.
+    private mutating func checkDelayLock(_ connection: Connection) {
+        guard options.sleepDelayLock, owner(of: "org.freedesktop.login1", on: connection) != nil else { return }
+        do {
+            let reply = try connection.callBlocking(destination: "org.freedesktop.login1", path: "/org/freedesktop/login1",
+                                                    interface: "org.freedesktop.login1.Manager", member: "Inhibit",
+                                                    "sleep", "telwatch doctor", "checking that a delay lock can be taken",
+                                                    "delay", timeout: 5)
+            try reply.decode(UnixFD.self).close()
+            check(true, "a sleep delay lock can be taken (sleep-delay-lock)")
+        } catch {
+            check(false, "logind refused a sleep delay lock: \(error)",
+                  fix: "polkit must allow org.freedesktop.login1.inhibit-delay-sleep for this user, or turn sleep-delay-lock off")
+        }
+    }
+
+    /// The last sleep the running (or last) telwatch saw, from its state directory.
+    private mutating func checkLastSleep() {
+        guard let directory = options.stateDirectory ?? RunStateStore.defaultDirectory() else { return }
+        guard let record = RunStateStore.readSleep(directory: directory) else {
+            note("no system sleep recorded yet")
+            return
+        }
+        let lines = SleepStatus.lines(record)
+        guard record.lastSleepOverridden else {
+            check(true, lines.joined(separator: "\n  "))
+            return
+        }
+        let fix = record.lastOverrideLock == "held"
+            ? "logind suspended despite telwatch's block lock: set LidSwitchIgnoreInhibited=no in "
+                + "/etc/systemd/logind.conf (the lid switch ignores inhibitors by default) and do not suspend "
+                + "with systemctl suspend -i; this clears at the next sleep with no call live"
+            : "the run held no lock that blocks sleep (lock \(record.lastOverrideLock ?? "?")): see the inhibitor "
+                + "check above and --inhibit; this clears at the next sleep with no call live"
+        check(false, lines.joined(separator: "\n  "), fix: fix)
     }
 
     private mutating func checkHooks() {

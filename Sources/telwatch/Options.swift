@@ -43,6 +43,10 @@ struct WatchOptions {
     var verbosity = Verbosity.normal
     var stateDirectory: String?
     var wakelock = false
+    /// Hold a sleep delay lock while awake, released as the system goes to sleep.
+    var sleepDelayLock = false
+    /// After a resume, hold a sleep block lock this long (seconds); nil = none.
+    var resumeGrace: Double?
 }
 
 /// `--bus system|session|ADDRESS`.
@@ -175,6 +179,8 @@ extension WatchOptions {
         case "redact-numbers": redactNumbers = try Parse.bool(value, for: option)
         case "state-dir": stateDirectory = value
         case "wakelock": wakelock = try Parse.bool(value, for: option)
+        case "sleep-delay-lock": sleepDelayLock = try Parse.bool(value, for: option)
+        case "resume-grace": resumeGrace = value == "none" ? nil : try Parse.seconds(value, for: option)
         case "verbosity":
             switch value {
             case "quiet": verbosity = .quiet

@@ -56,6 +56,7 @@ enum StatusCommand {
         monitor.stop()
         let directory = options.stateDirectory ?? RunStateStore.defaultDirectory()
         let record = directory.flatMap { RunStateStore.read(directory: $0) }
+        let sleep = directory.flatMap { RunStateStore.readSleep(directory: $0) }
         let now = wallClockNow()
         let format = CallEventFormat(redactNumbers: false)
 
@@ -81,6 +82,7 @@ enum StatusCommand {
             } else {
                 text += "null"
             }
+            text += ",\"sleep\":" + (sleep.map(SleepStatus.json) ?? "null")
             output.write(text + "}")
         } else {
             for kind in selection.kinds { output.write("\(kind.rawValue): \(states[kind] ?? "unknown")") }
@@ -100,7 +102,41 @@ enum StatusCommand {
             } else {
                 output.write("run: none")
             }
+            for line in sleep.map(SleepStatus.lines) ?? ["sleep: none seen"] { output.write(line) }
         }
         return ExitStatus.success
+    }
+}
+
+/// The last sleep and resume, as `status` and `doctor` show them.
+enum SleepStatus {
+    static func json(_ record: SleepRecord) -> String {
+        var object = JSONObject()
+        object.add("slept_at", record.sleptAt.map(Timestamp.rfc3339))
+        object.add("resumed_at", record.resumedAt.map(Timestamp.rfc3339))
+        object.add("asleep", record.isAsleep)
+        object.add("overridden", record.lastSleepOverridden)
+        object.add("overrides", record.overrides)
+        object.add("last_override_at", record.lastOverrideAt.map(Timestamp.rfc3339))
+        object.add("last_override_run", record.lastOverrideRun)
+        object.add("last_override_lock", record.lastOverrideLock)
+        return object.line
+    }
+
+    static func lines(_ record: SleepRecord) -> [String] {
+        var line = "sleep: last " + (record.sleptAt.map(Timestamp.readable) ?? "never")
+        if record.isAsleep {
+            line += ", not resumed since"
+        } else if let resumedAt = record.resumedAt {
+            line += ", resumed " + Timestamp.readable(resumedAt)
+        }
+        line += record.lastSleepOverridden ? "; a call was live (the lock was overridden)" : "; no call was live"
+        var lines = [line]
+        if record.overrides > 0, let at = record.lastOverrideAt {
+            lines.append("sleep: \(record.overrides) sleep\(record.overrides == 1 ? "" : "s") with a call live, the last "
+                         + "\(Timestamp.readable(at)) (run \(record.lastOverrideRun?.prefix(8) ?? "?"), lock "
+                         + "\(record.lastOverrideLock ?? "?"))")
+        }
+        return lines
     }
 }

@@ -40,6 +40,7 @@ enum DoctorCommand {
                 case "--help", "-h": LineWriter(fd: 1).write(Help.doctor); return ExitStatus.success
                 case "--bus", "--backend", "--inhibit", "--hooks", "--state-dir":
                     try options.set(String(argument.dropFirst(2)), try cursor.value(for: argument))
+                case "--sleep-delay-lock": try cursor.noValue(for: argument); options.sleepDelayLock = true
                 case "--config": try options.load(configFile: try cursor.value(for: argument))
                 default: throw UsageError("doctor: unknown option '\(argument)' (see telwatch doctor --help)")
                 }

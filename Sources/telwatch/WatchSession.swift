@@ -16,6 +16,7 @@ final class WatchSession {
     private var runs: BGRunManager?
     private var hooks: HookRunner?
     private var telManager: TelManager!
+    private var sleep: SleepCoordinator?
     private var signalSource: SignalSource?
     private var pendingSync: Set<BackendKind>
     private let startedAt = monotonicNow()
@@ -78,6 +79,12 @@ final class WatchSession {
             self.stop(status: ExitStatus.busUnavailable)
         }
         try monitor.start()
+        // After the backends: a resume then finds them started, ready to resync.
+        sleep = try SleepCoordinator(
+            connection: connection, runs: runs,
+            settings: SleepSettings(delayLock: options.sleepDelayLock, resumeGrace: options.resumeGrace),
+            onEvent: { [weak self] event in self?.report(event) },
+            onResume: { [weak self] in self?.monitor.resync() })
     }
 
     var liveCalls: [CallSnapshot] { monitor.liveCalls }
@@ -89,6 +96,7 @@ final class WatchSession {
         guard !stopping else { return }
         stopping = true
         exitStatus = status
+        sleep?.stop()
         monitor.stop()
         telManager.shutdown { [weak self] in
             guard let self else { return }
@@ -109,11 +117,25 @@ final class WatchSession {
     private func report(_ events: [TrackerEvent]) {
         let now = wallClockNow()
         let live = monitor.liveCalls.count
+        // The tracker alone knows which calls are missed (after a resume the snapshot cannot tell).
+        var missed: Set<String> = []
+        for case .missed(let call) in events { missed.insert(call.id) }
         for event in events {
-            emit(options.json ? callFormat.json(event, time: now, liveCalls: live)
+            emit(options.json ? callFormat.json(event, time: now, liveCalls: live, missed: missed.contains(event.call.id))
                               : callFormat.text(event, time: now, liveCalls: live))
         }
         telManager.handle(events)
+    }
+
+    private func report(_ event: SleepEvent) {
+        if let warning = ServiceEventFormat.warning(event), options.verbosity != .quiet { warn(warning) }
+        let live = monitor?.liveCalls.count ?? 0
+        if options.json {
+            emit(ServiceEventFormat.json(event, liveCalls: live))
+        } else if options.verbosity == .verbose
+            || (options.verbosity == .normal && ServiceEventFormat.isShownByDefault(event)) {
+            emit(ServiceEventFormat.text(event, liveCalls: live))
+        }
     }
 
     private func report(_ event: RunEvent) {

@@ -201,6 +201,7 @@ class MonitorTestCase: XCTestCase {
         if call.multiparty { text += " multiparty" }
         if let reason = call.reason { text += " reason=\(reason)" }
         if call.initial { text += " initial" }
+        if call.resumed { text += " resumed" }
         return text
     }
 
@@ -228,6 +229,27 @@ class MonitorTestCase: XCTestCase {
 
     var malformedNotices: [BackendNotice] {
         notices.filter { if case .malformed = $0 { return true } else { return false } }
+    }
+
+    // MARK: Sleep
+
+    /// The mock drops its signals from now on (a system asleep: its state still changes); off, they
+    /// flow again, and the count of those dropped is returned.
+    @discardableResult
+    func loseSignals(_ kind: BackendKind, _ lose: Bool) throws -> UInt32 {
+        try mock(kind, "LoseSignals", lose).decode(UInt32.self)
+    }
+
+    /// The monitor's resync after a resume, waited for until every running mock's backend has synced again.
+    func resumeResync(file: StaticString = #filePath, line: UInt = #line) {
+        let mark = notices.count
+        monitor.resync()
+        for kind in monitor.selection.kinds where mocks[kind] != nil {
+            waitForNotice("\(kind) to sync again", after: mark, file: file, line: line) { notice in
+                if case .synced(kind, _, _) = notice { return true }
+                return false
+            }
+        }
     }
 
     /// Makes the bus deliver every signal of `interface` to the monitor's connection whatever its

@@ -268,12 +268,13 @@ final class OfonoBackendTests: MonitorTestCase {
         expectNothingMore()
         XCTAssertEqual(count { if case .syncRefused = $0 { return true } else { return false } }, 1)
 
-        // Once allowed, a resync fills in what signals could not say.
+        // Once allowed, a resync fills in what signals could not say (flagged: resync is what a
+        // resume does, and what it learns was not seen as it happened).
         try mock(.ofono, "SetAccessDenied", false)
         let mark = notices.count
         monitor.resync()
         waitForNotice("the sync", after: mark) { $0 == .synced(.ofono, modems: 1, calls: 2) }
-        expect(["B updated unknown '+15550001'"])
+        expect(["B updated unknown '+15550001' resumed"])
         XCTAssertEqual(monitor.liveCalls.first { $0.key.path == "/phonesim/voicecall01" }?.modem, modem)
 
         try remoteHangup(call, "remote")

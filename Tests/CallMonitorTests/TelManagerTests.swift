@@ -284,4 +284,43 @@ final class TelManagerTests: XCTestCase {
         XCTAssertEqual(outcomes.map(\.event).sorted(), ["incoming", "run-stopped"], "no hook after shutdown began")
         XCTAssertFalse(runs?.isRunning ?? true)
     }
+
+    func testCallsLearnedOnResumeTellTheirHooksAndAnEndedOneHoldsNoRun() throws {
+        let hookDirectory = directory + "/hooks"
+        try Files.makeDirectory(hookDirectory)
+        for event in ["incoming", "disconnected", "missed"] {
+            try Files.script(hookDirectory + "/" + event,
+                             "env -0 > '\(directory)/'\"$TELWATCH_EVENT.$TELWATCH_CALL_ID.env\"")
+        }
+        let link = try makeLink(hookDirectory: hookDirectory)
+        let runs = try XCTUnwrap(runs)
+        // A terminated call found by the resync, never seen: it came and went while asleep.
+        feed(.learnedOnResume(.callAppeared(linkKey(0), modem: linkModem, CallObservation(
+            phase: .ended, direction: .incoming, number: "+15550300", reason: "terminated"), initial: false)))
+        XCTAssertFalse(runs.isRunning, "a call that is over starts no run")
+        XCTAssertEqual(link.liveCallIDs, [])
+        // A call found ringing by the same resync does hold the run.
+        feed(.learnedOnResume(.callAppeared(linkKey(1), modem: linkModem, ringing("+15550301"), initial: false)))
+        let ringingID = try callID(linkKey(1))
+        XCTAssertTrue(runs.isRunning)
+        // Its later change, as it happens, is not flagged.
+        feed(.callChanged(linkKey(1), hungUp("terminated")))
+        waitFor("five hooks") { self.outcomes.count >= 5 }
+        XCTAssertEqual(outcomes.filter { !$0.result.isSuccess }.count, 0, "\(outcomes.map(\.result))")
+
+        let missedID = try XCTUnwrap(outcomes.first { $0.event == "missed" && $0.key != ringingID }?.key)
+        let ended = try XCTUnwrap(Files.environmentDump("\(directory)/disconnected.\(missedID).env"))
+        XCTAssertEqual(ended["TELWATCH_RESUMED"], "true")
+        XCTAssertEqual(ended["TELWATCH_MISSED"], "true")
+        XCTAssertEqual(ended["TELWATCH_PREVIOUS_STATE"], "incoming")
+        XCTAssertEqual(ended["TELWATCH_RUN_ID"], "")
+        XCTAssertEqual(try XCTUnwrap(Files.environmentDump("\(directory)/missed.\(missedID).env"))["TELWATCH_RESUMED"],
+                       "true")
+        let found = try XCTUnwrap(Files.environmentDump("\(directory)/incoming.\(ringingID).env"))
+        XCTAssertEqual(found["TELWATCH_RESUMED"], "true")
+        XCTAssertEqual(found["TELWATCH_INITIAL"], "false")
+        let later = try XCTUnwrap(Files.environmentDump("\(directory)/disconnected.\(ringingID).env"))
+        XCTAssertEqual(later["TELWATCH_RESUMED"], "false")
+        XCTAssertEqual(stopReasons(), ["idle"])
+    }
 }

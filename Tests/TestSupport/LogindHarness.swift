@@ -57,6 +57,27 @@ public final class LogindHarness {
         logind = nil
     }
 
+    /// Makes the logind mock announce a sleep (`true`) or a resume (`false`): `PrepareForSleep(b)`
+    /// from logind's own connection, through dbusmock's `EmitSignal` on `org.freedesktop.DBus.Mock`
+    /// (the template has no dedicated method). The signal is on the bus when this returns.
+    public func prepareForSleep(_ sleeping: Bool) throws {
+        let message = try Message.methodCall(destination: "org.freedesktop.login1", path: "/org/freedesktop/login1",
+                                             interface: "org.freedesktop.DBus.Mock", member: "EmitSignal")
+        try message.append(values: [.string("org.freedesktop.login1.Manager"), .string("PrepareForSleep"),
+                                    .string("b"), .array(elementSignature: "v", [.variant(.bool(sleeping))])])
+        _ = try observer.callBlocking(message, timeout: 10)
+    }
+
+    /// The same signal from a connection that does not own `org.freedesktop.login1`: a spoof, as
+    /// `gdbus emit --system --object-path /org/freedesktop/login1 --signal
+    /// org.freedesktop.login1.Manager.PrepareForSleep true` sends it.
+    public func spoofPrepareForSleep(_ sleeping: Bool) throws {
+        let result = try fixture.run(["gdbus", "emit", "--system", "--object-path", "/org/freedesktop/login1",
+                                      "--signal", "org.freedesktop.login1.Manager.PrepareForSleep",
+                                      sleeping ? "true" : "false"])
+        guard result.status == .exited(0) else { throw FixtureError("gdbus emit: \(result.log)") }
+    }
+
     /// `ListInhibitors` asked from the observer connection; the loop keeps serving everything else.
     public func inhibitors(timeout: Double = 5) throws -> [Inhibitor] {
         let message = try Message.methodCall(destination: "org.freedesktop.login1", path: "/org/freedesktop/login1",

@@ -21,7 +21,9 @@ struct CallEventFormat {
         }
     }
 
-    func json(_ event: TrackerEvent, time: Double, liveCalls: Int) -> String? {
+    /// `missed`: whether the tracker called this call missed in the same batch (it alone knows,
+    /// e.g. after a resume); nil works it out from the snapshot.
+    func json(_ event: TrackerEvent, time: Double, liveCalls: Int, missed: Bool? = nil) -> String? {
         guard let name = CallEventFormat.eventName(event) else { return nil }
         let call: CallSnapshot
         var previous: String?
@@ -46,11 +48,13 @@ struct CallEventFormat {
         object.add("reason", call.reason)
         object.add("multiparty", call.multiparty)
         object.add("initial", call.initial)
-        object.add("missed", CallEventFormat.isMissed(call))
+        object.add("resumed", call.resumed)
+        object.add("missed", missed ?? CallEventFormat.isMissed(call))
         object.add("first_seen", Timestamp.rfc3339(call.firstSeen))
         object.add("connected_at", call.connectedAt.map(Timestamp.rfc3339))
         object.add("ended_at", call.endedAt.map(Timestamp.rfc3339))
-        object.add("duration", seconds: call.endedAt.map { $0 - (call.connectedAt ?? call.firstSeen) })
+        // A call that came and went while the system slept: how long it lasted is unknown.
+        object.add("duration", seconds: call.lifeUnseen ? nil : call.endedAt.map { $0 - (call.connectedAt ?? call.firstSeen) })
         object.add("live_calls", liveCalls)
         return object.line
     }
@@ -76,12 +80,13 @@ struct CallEventFormat {
         if let reason = call.reason, call.state == .disconnected || name == "missed" {
             fields.append("reason=" + TerminalText.field(reason))
         }
-        if case .transition(_, _) = event, call.state == .disconnected, let ended = call.endedAt {
+        if case .transition(_, _) = event, call.state == .disconnected, !call.lifeUnseen, let ended = call.endedAt {
             let lasted = ended - (call.connectedAt ?? call.firstSeen)
             fields.append((call.everConnected ? "talked " : "after ") + Duration.text(lasted))
         }
         if call.multiparty { fields.append("multiparty") }
         if call.initial { fields.append("(live at start)") }
+        if call.resumed { fields.append(call.lifeUnseen ? "(while asleep, learned on resume)" : "(learned on resume)") }
         return fields.joined(separator: " ")
     }
 

@@ -63,6 +63,91 @@ struct ServiceEventFormat {
         }
     }
 
+    // MARK: Sleep and resume
+
+    /// `{"event":"sleep","time":…,"run_id":null,"holders":0,"live_calls":0}` and the like.
+    static func json(_ event: SleepEvent, liveCalls: Int) -> String? {
+        // Ignored and malformed signals are warnings only, as for the call backends.
+        switch event.kind {
+        case .signalIgnored, .malformedSignal: return nil
+        default: break
+        }
+        var object = JSONObject()
+        object.add("event", event.name)
+        object.add("time", Timestamp.rfc3339(event.time))
+        for (key, value) in event.fields {
+            switch value {
+            case .text(let text): object.add(key, text)
+            case .seconds(let seconds): object.add(key, seconds: seconds)
+            case .count(let count): object.add(key, count)
+            case .flag(let flag): object.add(key, flag)
+            }
+        }
+        object.add("live_calls", liveCalls)
+        return object.line
+    }
+
+    static func text(_ event: SleepEvent, liveCalls: Int) -> String? {
+        let time = Timestamp.localClock(event.time)
+        let name = event.name.padding(12)
+        switch event.kind {
+        case .sleep(let runID, _):
+            let calls = liveCalls == 0 ? "no call live" : "\(liveCalls) call\(liveCalls == 1 ? "" : "s") live"
+            return "\(time) \(name) the system is going to sleep (\(calls)\(runID.map { ", run \($0.prefix(8))" } ?? ""))"
+        case .resume(let asleepFor):
+            let slept = asleepFor.map { "after \(Duration.text($0)) asleep" } ?? "(its sleep was not seen)"
+            return "\(time) \(name) the system is awake \(slept); reading every call again"
+        case .overridden(let runID, let lock, let inhibit, _):
+            return "\(time) \(name) run \(runID.prefix(8)) was live (lock \(inhibit), \(lock))"
+        case .lockTaken(_, let request, let seconds):
+            return "\(time) \(name) \(request.what) (\(request.mode))" + (seconds.map { " for \(Duration.text($0))" } ?? "")
+        case .lockReleased(let role, let expired):
+            return "\(time) \(name) " + (expired ? "its time is up" : role == .delay ? "the sleep may go on" : "given up")
+        case .signalIgnored, .malformedSignal:
+            return nil
+        default:
+            let fields = event.fields.map { field -> String in
+                switch field.value {
+                case .text(let text): return "\(field.key)=\(TerminalText.field(text ?? ""))"
+                case .seconds(let seconds): return "\(field.key)=\(seconds.map(Duration.text).map(TerminalText.field) ?? "-")"
+                case .count(let count): return "\(field.key)=\(count)"
+                case .flag(let flag): return "\(field.key)=\(flag)"
+                }
+            }.joined(separator: " ")
+            return "\(time) \(name) \(fields)"
+        }
+    }
+
+    /// Sleep events a user sees in text mode at normal verbosity; the lock events with --verbose.
+    static func isShownByDefault(_ event: SleepEvent) -> Bool {
+        switch event.kind {
+        case .sleep, .resume, .overridden: return true
+        default: return false
+        }
+    }
+
+    static func warning(_ event: SleepEvent) -> String? {
+        switch event.kind {
+        case .overridden(let runID, let lock, let inhibit, let holders):
+            let calls = "\(holders) call\(holders == 1 ? "" : "s") live, run \(runID.prefix(8))"
+            if lock == "held" {
+                return "the system went to sleep with \(calls): logind overrode its \(inhibit) lock "
+                    + "(a forced suspend, or a lid switch that ignores inhibitors: LidSwitchIgnoreInhibited=)"
+            }
+            return "the system went to sleep with \(calls): nothing blocked it (lock \(inhibit), \(lock))"
+        case .lockUnavailable(let role, let why):
+            return role == .delay ? "no sleep delay lock: the sleep may come before telwatch records it: \(why)"
+                : "no grace lock after the resume: the system may sleep again at once: \(why)"
+        case .signalIgnored(let sender, let suppressed):
+            return "ignored PrepareForSleep from \(sender): not the owner of org.freedesktop.login1"
+                + (suppressed > 0 ? " (and \(suppressed) more not shown)" : "")
+        case .malformedSignal(let signature):
+            return "skipped: PrepareForSleep from logind with signature '\(TerminalText.escape(signature))'"
+        case .stateError(let why): return "state directory: \(why)"
+        default: return nil
+        }
+    }
+
     // MARK: Backend notices
 
     static func status(_ notice: BackendNotice) -> String? {
@@ -101,7 +186,7 @@ struct ServiceEventFormat {
         case .serviceVanished: return "\(head) stopped: its live calls ended (backend-lost)"
         case .serviceAbsent: return "\(head) not running; waiting for it"
         case .synced(_, let modems, let calls):
-            return "\(head) synced: \(modems) voice modem\(modems == 1 ? "" : "s"), \(calls) live call\(calls == 1 ? "" : "s")"
+            return "\(head) synced: \(modems) voice modem\(modems == 1 ? "" : "s"), \(calls) call\(calls == 1 ? "" : "s") listed"
         default: return "\(head) \(status)"
         }
     }

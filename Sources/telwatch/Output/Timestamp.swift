@@ -20,6 +20,16 @@ enum Timestamp {
         return "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(three(milliseconds))"
     }
 
+    /// `2024-05-01 14:03:12` in local time: a moment a person may look back on.
+    static func readable(_ seconds: Double) -> String {
+        let (whole, _) = split(seconds)
+        var time = whole
+        var parts = tm()
+        localtime_r(&time, &parts)
+        return "\(year(parts))-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) "
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))"
+    }
+
     private static func split(_ seconds: Double) -> (time_t, Int) {
         let total = Int64((seconds * 1000).rounded(.down))
         return (time_t(total / 1000), Int(total % 1000))

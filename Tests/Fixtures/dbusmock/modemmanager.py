@@ -36,6 +36,10 @@ its signals on the bus before it replies, so once `gdbus call` returns they have
                                     it changed). Like the daemon, nothing at all when state == old state.
     RemoteHangup(o call)            SetState(call, 7 TERMINATED, 4 terminated). The call stays listed.
     Delete(o call)                  As Voice.DeleteCall: object removed, PropertiesChanged(Calls), CallDeleted.
+    LoseSignals(b lose) -> u        A system asleep: while on, every change still happens but no signal
+                                    reaches the bus (ListCalls and GetAll show the truth); off, signals
+                                    flow again and the reply counts those dropped. E.g. Ring, RemoteHangup
+                                    while on: a terminated call telwatch never heard of stays listed.
 
 Real methods (besides org.freedesktop.DBus.Properties Get/GetAll on every object):
     Voice: ListCalls() -> ao (newest first, as the daemon), CreateCall(a{sv} {"number": s}) -> o
@@ -59,6 +63,7 @@ Template parameters (-p JSON, all optional):
 import dbus
 
 from dbusmock import MOCK_IFACE
+from dbusmock import mockobject
 from dbusmock.mockobject import OBJECT_MANAGER_IFACE, objects
 
 BUS_NAME = 'org.freedesktop.ModemManager1'
@@ -448,6 +453,45 @@ class _ModemManager:
         self.delete_call(call)
 
 
+# ---- LoseSignals: a system asleep ------------------------------------------------------------
+#
+# A suspended host runs no process at all, daemons and bus included; what goes missing are the
+# modem's events that nobody turned into signals (URCs lost while the port slept, a call list the
+# daemon only re-reads after the resume). A telwatch stopped with SIGSTOP would get every queued
+# signal on SIGCONT: that tests signal delivery, not what telwatch must do after a resume, which is
+# to read the state back. So while "asleep" this mock changes its state as usual but drops every
+# signal it would emit: only its methods (listing, GetAll/GetProperties) tell what happened.
+# The switch lives on dbusmock's class so that a Reset (which loads the template again) keeps one.
+
+def _install_signal_loss():
+    cls = mockobject.DBusMockObject
+    if getattr(cls, '_telwatch_lossy', False):
+        return
+    original = cls._emit_signal
+
+    def emit_unless_lost(self, interface, name, signature, sigargs, details):
+        if cls._telwatch_losing:
+            cls._telwatch_lost += 1
+            self.log(f'lost {interface}.{name} (LoseSignals)')
+            return
+        original(self, interface, name, signature, sigargs, details)
+
+    cls._emit_signal = emit_unless_lost
+    cls._telwatch_lossy = True
+    cls._telwatch_losing = False
+    cls._telwatch_lost = 0
+
+
+def _lose_signals(lose):
+    '''LoseSignals(b lose) -> u: on, every signal is dropped from now on; off, they flow again and
+    the reply is how many were dropped while it was on.'''
+    cls = mockobject.DBusMockObject
+    dropped = cls._telwatch_lost
+    cls._telwatch_losing = bool(lose)
+    cls._telwatch_lost = 0
+    return dbus.UInt32(0 if lose else dropped)
+
+
 def _default_reason(state, direction):
     if state in (RINGING_IN, WAITING) and direction == D_INCOMING:
         return R_INCOMING_NEW
@@ -461,6 +505,7 @@ def _default_reason(state, direction):
 
 
 def load(mock, parameters):
+    _install_signal_loss()
     mm = _ModemManager(mock)
     mock.telwatch_mm = mm     # reachable from a debugger or an AddMethod code string
 
@@ -483,6 +528,7 @@ def load(mock, parameters):
             ('SetState', 'oiu', '', mm.ctl_set_state),
             ('RemoteHangup', 'o', '', mm.ctl_remote_hangup),
             ('Delete', 'o', '', mm.ctl_delete),
+            ('LoseSignals', 'b', 'u', _lose_signals),
     ]:
         _add_method(mock, MOCK_IFACE, name, in_sig, out_sig, impl)
 

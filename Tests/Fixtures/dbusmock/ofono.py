@@ -50,6 +50,10 @@ replies, so once `gdbus call` returns they have been sent.
                                       owner and the modem's path, for the next free call path (returned)
                                       carrying State "incoming"; no object is created.
     SetAccessDenied(b denied)         Switch the at_console refusal (see "access_denied") on or off.
+    LoseSignals(b lose) -> u          A system asleep: while on, every change still happens but no signal
+                                      reaches the bus (GetCalls shows the truth); off, signals flow
+                                      again and the reply counts those dropped. A call hung up while on
+                                      simply is not listed any more (oFono forgets ended calls).
 
 Real methods that change calls (Answer, Hangup, Deflect, Dial, HangupAll, ...) check states at once
 and fail as oFono does (org.ofono.Error.Failed, InvalidFormat, ...), but, as in oFono, the call
@@ -75,6 +79,7 @@ import dbus
 from gi.repository import GLib
 
 from dbusmock import MOCK_IFACE
+from dbusmock import mockobject
 from dbusmock.mockobject import objects
 
 BUS_NAME = 'org.ofono'
@@ -556,7 +561,47 @@ class _Ofono:
         self.access_denied = bool(denied)
 
 
+# ---- LoseSignals: a system asleep ------------------------------------------------------------
+#
+# A suspended host runs no process at all, daemons and bus included; what goes missing are the
+# modem's events that nobody turned into signals (URCs lost while the port slept, a call list the
+# daemon only re-reads after the resume). A telwatch stopped with SIGSTOP would get every queued
+# signal on SIGCONT: that tests signal delivery, not what telwatch must do after a resume, which is
+# to read the state back. So while "asleep" this mock changes its state as usual but drops every
+# signal it would emit: only its methods (listing, GetAll/GetProperties) tell what happened.
+# The switch lives on dbusmock's class so that a Reset (which loads the template again) keeps one.
+
+def _install_signal_loss():
+    cls = mockobject.DBusMockObject
+    if getattr(cls, '_telwatch_lossy', False):
+        return
+    original = cls._emit_signal
+
+    def emit_unless_lost(self, interface, name, signature, sigargs, details):
+        if cls._telwatch_losing:
+            cls._telwatch_lost += 1
+            self.log(f'lost {interface}.{name} (LoseSignals)')
+            return
+        original(self, interface, name, signature, sigargs, details)
+
+    cls._emit_signal = emit_unless_lost
+    cls._telwatch_lossy = True
+    cls._telwatch_losing = False
+    cls._telwatch_lost = 0
+
+
+def _lose_signals(lose):
+    '''LoseSignals(b lose) -> u: on, every signal is dropped from now on; off, they flow again and
+    the reply is how many were dropped while it was on.'''
+    cls = mockobject.DBusMockObject
+    dropped = cls._telwatch_lost
+    cls._telwatch_losing = bool(lose)
+    cls._telwatch_lost = 0
+    return dbus.UInt32(0 if lose else dropped)
+
+
 def load(mock, parameters):
+    _install_signal_loss()
     ofono = _Ofono(mock, bool(parameters.get('access_denied', False)))
     mock.telwatch_ofono = ofono   # reachable from a debugger or an AddMethod code string
 
@@ -573,6 +618,7 @@ def load(mock, parameters):
             ('RemoteHangup', 'os', '', ofono.ctl_remote_hangup),
             ('EmitMalformedCallAdded', 'o', 'o', ofono.ctl_emit_malformed_call_added),
             ('SetAccessDenied', 'b', '', ofono.ctl_set_access_denied),
+            ('LoseSignals', 'b', 'u', _lose_signals),
     ]:
         _add_method(mock, MOCK_IFACE, name, in_sig, out_sig, impl)
 
