@@ -105,19 +105,19 @@ enum CallText {
 }
 
 /// `(oa{sv})`: an object and its properties, as oFono's GetModems and GetCalls list them.
-struct PathProperties: DBusType {
-    var path: ObjectPath
-    var properties: PropertyMap
+public struct PathProperties: DBusType {
+    public var path: ObjectPath
+    public var properties: PropertyMap
 
-    static var dbusSignature: String { "(oa{sv})" }
+    public static var dbusSignature: String { "(oa{sv})" }
 
-    init(from reader: inout MessageReader) throws {
+    public init(from reader: inout MessageReader) throws {
         (path, properties) = try reader.readStruct(signature: Self.dbusSignature) { inner in
             (try inner.read(ObjectPath.self), try inner.read(PropertyMap.self))
         }
     }
 
-    init?(dbusValue: DBusValue) {
+    public init?(dbusValue: DBusValue) {
         guard case .structure(let fields) = dbusValue, fields.count == 2,
               let path = ObjectPath(dbusValue: fields[0]), let properties = PropertyMap(dbusValue: fields[1])
         else { return nil }
@@ -125,7 +125,7 @@ struct PathProperties: DBusType {
         self.properties = properties
     }
 
-    var dbusValue: DBusValue { .structure([.objectPath(path), properties.dbusValue]) }
+    public var dbusValue: DBusValue { .structure([.objectPath(path), properties.dbusValue]) }
 }
 
 /// One backend's hold on its service: the owner watch, subscriptions that only accept the
@@ -150,11 +150,28 @@ final class ServiceLink {
     var owner: String? { watch?.owner }
     var isStarted: Bool { watch != nil }
 
-    /// Watches the name. Subscribe right after, in the same turn: our AddMatch requests then
-    /// reach the bus before any sync request the owner answer triggers, so no signal falls
-    /// between the listing and the subscriptions.
-    func start(_ onOwner: @escaping (NameOwnerEvent) -> Void) throws {
-        watch = try connection.watchName(kind.serviceName, onOwner)
+    /// Watches the name, as every backend follows its service: a new owner is announced and
+    /// synced, a vanished owner's calls end (`backendLost`), an absent one is waited for.
+    /// Subscribe right after, in the same turn: our AddMatch requests then reach the bus before
+    /// any sync request the owner answer triggers, so no signal falls between the listing and
+    /// the subscriptions.
+    func start(sync: @escaping () -> Void, forget: @escaping () -> Void,
+               onEvent: @escaping (BackendEvent) -> Void) throws {
+        let kind = self.kind
+        let report = onNotice
+        watch = try connection.watchName(kind.serviceName) { event in
+            switch event {
+            case .appeared(let owner):
+                report(.serviceAppeared(kind, owner: owner))
+                sync()
+            case .vanished:
+                forget()
+                report(.serviceVanished(kind))
+                onEvent(.backendLost(kind))
+            case .absent:
+                report(.serviceAbsent(kind))
+            }
+        }
     }
 
     /// Subscribes to signals of `interface` from the service. The rule names the service as

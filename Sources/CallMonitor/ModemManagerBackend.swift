@@ -195,7 +195,8 @@ public final class ModemManagerBackend: CallBackend {
 
     public func start() throws {
         guard !link.isStarted else { return }
-        try link.start { [weak self] event in self?.ownerChanged(event) }
+        try link.start(sync: { [weak self] in self?.sync() }, forget: { [weak self] in self?.forget() },
+                       onEvent: onEvent)
         link.subscribe(path: ModemManagerBus.root, interface: BusDaemon.objectManagerInterface) { [weak self] in
             self?.objectManagerSignal($0)
         }
@@ -218,22 +219,6 @@ public final class ModemManagerBackend: CallBackend {
     public func resync() {
         guard link.owner != nil else { return }
         sync(resumed: true)
-    }
-
-    // MARK: Owner
-
-    private func ownerChanged(_ event: NameOwnerEvent) {
-        switch event {
-        case .appeared(let owner):
-            onNotice(.serviceAppeared(kind, owner: owner))
-            sync()
-        case .vanished:
-            forget()
-            onNotice(.serviceVanished(kind))
-            onEvent(.backendLost(kind))
-        case .absent:
-            onNotice(.serviceAbsent(kind))
-        }
     }
 
     private func forget() {

@@ -90,7 +90,8 @@ public final class OfonoBackend: CallBackend {
 
     public func start() throws {
         guard !link.isStarted else { return }
-        try link.start { [weak self] event in self?.ownerChanged(event) }
+        try link.start(sync: { [weak self] in self?.sync() }, forget: { [weak self] in self?.forget() },
+                       onEvent: onEvent)
         link.subscribe(path: "/", interface: OfonoBus.manager) { [weak self] in self?.managerSignal($0) }
         link.subscribe(interface: OfonoBus.modem, member: "PropertyChanged", arguments: [0: "Interfaces"]) {
             [weak self] in self?.modemInterfacesChanged($0)
@@ -110,22 +111,6 @@ public final class OfonoBackend: CallBackend {
     public func resync() {
         guard link.owner != nil else { return }
         sync(resumed: true)
-    }
-
-    // MARK: Owner
-
-    private func ownerChanged(_ event: NameOwnerEvent) {
-        switch event {
-        case .appeared(let owner):
-            onNotice(.serviceAppeared(kind, owner: owner))
-            sync()
-        case .vanished:
-            forget()
-            onNotice(.serviceVanished(kind))
-            onEvent(.backendLost(kind))
-        case .absent:
-            onNotice(.serviceAbsent(kind))
-        }
     }
 
     private func forget() {

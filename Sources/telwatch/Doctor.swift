@@ -1,4 +1,5 @@
 import BGRunManager
+import CallMonitor
 import DBus
 import Glibc
 
@@ -23,11 +24,9 @@ struct Doctor {
     private func note(_ text: String) { output.write("  " + text) }
 
     mutating func run() -> Int32 {
-        let loop: EventLoop
         let connection: Connection
         do {
-            loop = try EventLoop()
-            connection = try Connection(options.bus.address, loop: loop)
+            connection = try BusSession(options.bus).connection
         } catch {
             check(false, "\(options.bus.label) bus: \(error)",
                   fix: options.bus == .system ? "is dbus running? (systemctl status dbus)" : "pass --bus with a reachable bus")
@@ -95,7 +94,7 @@ struct Doctor {
         do {
             let reply = try connection.callBlocking(destination: name, path: "/", interface: "org.ofono.Manager",
                                                     member: "GetModems", timeout: 5)
-            let modems = try reply.decode([OfonoModem].self)
+            let modems = try reply.decode([PathProperties].self)
             let voice = modems.filter {
                 ($0.properties["Interfaces"]?.value.as([String].self) ?? []).contains("org.ofono.VoiceCallManager")
             }.count
@@ -214,27 +213,4 @@ struct Doctor {
             note("state directory \(directory) will be created at the first run")
         }
     }
-}
-
-/// One entry of oFono's `GetModems`: `(oa{sv})`.
-struct OfonoModem: DBusType {
-    var path: ObjectPath
-    var properties: PropertyMap
-
-    static var dbusSignature: String { "(oa{sv})" }
-
-    init(from reader: inout MessageReader) throws {
-        (path, properties) = try reader.readStruct(signature: Self.dbusSignature) { fields in
-            (try fields.read(ObjectPath.self), try fields.read(PropertyMap.self))
-        }
-    }
-
-    init?(dbusValue: DBusValue) {
-        guard case .structure(let fields) = dbusValue, fields.count == 2, let path = fields[0].objectPath,
-              let properties = PropertyMap(dbusValue: fields[1]) else { return nil }
-        self.path = path
-        self.properties = properties
-    }
-
-    var dbusValue: DBusValue { .structure([.objectPath(path), properties.dbusValue]) }
 }

@@ -1,3 +1,4 @@
+import DBus
 import Glibc
 
 /// A mistake in how telwatch was called: one line on stderr and exit status 2.
@@ -47,6 +48,17 @@ struct WatchOptions {
     var sleepDelayLock = false
     /// After a resume, hold a sleep block lock this long (seconds); nil = none.
     var resumeGrace: Double?
+}
+
+/// A loop and a connection to the chosen bus: what every command that talks to a bus starts with.
+struct BusSession {
+    let loop: EventLoop
+    let connection: Connection
+
+    init(_ bus: BusChoice) throws {
+        loop = try EventLoop()
+        connection = try Connection(bus.address, loop: loop)
+    }
 }
 
 /// `--bus system|session|ADDRESS`.

@@ -21,15 +21,12 @@ enum StatusCommand {
             return ExitStatus.usage
         }
         let output = LineWriter(fd: 1)
-        let loop: EventLoop
-        let connection: Connection
-        do {
-            loop = try EventLoop()
-            connection = try Connection(options.bus.address, loop: loop)
-        } catch {
+        let bus: BusSession
+        do { bus = try BusSession(options.bus) } catch {
             warn("\(error)")
             return ExitStatus.busUnavailable
         }
+        let (loop, connection) = (bus.loop, bus.connection)
         defer { connection.close() }
         let selection = BackendSelection(rawValue: options.backend.rawValue) ?? .auto
         var pending = Set(selection.kinds)

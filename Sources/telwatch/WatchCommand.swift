@@ -3,15 +3,12 @@ import DBus
 /// `telwatch watch`: the daemon. Runs until SIGINT/SIGTERM (exit 0) or a lost bus (exit 3).
 enum WatchCommand {
     static func run(_ options: WatchOptions) -> Int32 {
-        let loop: EventLoop
-        let connection: Connection
-        do {
-            loop = try EventLoop()
-            connection = try Connection(options.bus.address, loop: loop)
-        } catch {
+        let bus: BusSession
+        do { bus = try BusSession(options.bus) } catch {
             warn("\(error)")
             return ExitStatus.busUnavailable
         }
+        let (loop, connection) = (bus.loop, bus.connection)
         defer { connection.close() }
         do {
             let session = try WatchSession(options: options, loop: loop, connection: connection, output: LineWriter(fd: 1))
