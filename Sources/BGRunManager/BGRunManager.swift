@@ -71,6 +71,8 @@ public final class BGRunManager {
     private var startedMonotonic = 0.0
     private var leaseTimer: TimerSource?
     private var leaseExpiresAt: Double?
+    /// The lease end the state file holds.
+    private var recordedLeaseExpiresAt: Double?
     private var heartbeatTimer: TimerSource?
     private var heartbeats = 0
     private var lockState = "off"
@@ -150,7 +152,7 @@ public final class BGRunManager {
         }
         let isNew = holders.insert(holder).inserted
         restartLease()
-        writeRecord()
+        if isNew { writeRecord() } else { recordLeaseIfMoved() }
         return isNew
     }
 
@@ -167,7 +169,7 @@ public final class BGRunManager {
     public func renew(_ holder: String) -> Bool {
         guard holders.contains(holder) else { return false }
         restartLease()
-        writeRecord()
+        recordLeaseIfMoved()
         return true
     }
 
@@ -234,8 +236,9 @@ public final class BGRunManager {
         emit(.started(info))
         runHooks("run-started", info, reason: reason, duration: nil)
         armLease()
-        writeRecord()  // before anything is held, so a crash from here on is recovered
+        // The lock request goes out first: recording the run is file I/O, and a ring is waiting.
         takeLock()
+        writeRecord()
         takeWakelock()
         startCommand(info)
         armHeartbeat(info)
@@ -380,8 +383,16 @@ public final class BGRunManager {
         store.remove()
     }
 
+    /// Every call event renews the lease; rewriting the record for each would put file I/O on
+    /// every event. The recorded lease end may lag by a tenth of the lease, which `status` shows.
+    private func recordLeaseIfMoved() {
+        guard let lease = configuration.lease, let leaseExpiresAt else { return }
+        if leaseExpiresAt - (recordedLeaseExpiresAt ?? 0) > lease / 10 { writeRecord() }
+    }
+
     private func writeRecord() {
         guard let store, let record else { return }
+        recordedLeaseExpiresAt = leaseExpiresAt
         do {
             try store.write(record)
         } catch {

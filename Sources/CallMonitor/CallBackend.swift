@@ -36,6 +36,8 @@ public enum BackendNotice: Sendable, Equatable, CustomStringConvertible {
     case syncRefused(BackendKind, String)
     /// A listing failed for another reason (timeout, error reply, unreadable reply).
     case syncFailed(BackendKind, String)
+    /// One call's properties could not be read; it is followed from its next signal.
+    case callUnreadable(BackendKind, String)
     /// A signal that matched our rules but did not come from the service's current owner.
     case rejectedSignal(BackendKind, sender: String, member: String)
     /// How many further rejected signals from `sender` were not reported one by one.
@@ -49,7 +51,7 @@ public enum BackendNotice: Sendable, Equatable, CustomStringConvertible {
     public var backend: BackendKind {
         switch self {
         case .serviceAppeared(let kind, _), .serviceVanished(let kind), .serviceAbsent(let kind),
-             .synced(let kind, _, _), .syncRefused(let kind, _), .syncFailed(let kind, _),
+             .synced(let kind, _, _), .syncRefused(let kind, _), .syncFailed(let kind, _), .callUnreadable(let kind, _),
              .rejectedSignal(let kind, _, _), .rejectedSuppressed(let kind, _, _), .malformed(let kind, _),
              .malformedSuppressed(let kind, _):
             return kind
@@ -70,6 +72,7 @@ public enum BackendNotice: Sendable, Equatable, CustomStringConvertible {
             return "\(name): \(service) refused to list modems and calls to this user (\(why)); "
                 + "following calls from signals only: calls already in progress are seen at their next change"
         case .syncFailed(_, let why): return "\(name): sync failed: \(why)"
+        case .callUnreadable(_, let why): return "\(name): \(why)"
         case .rejectedSignal(_, let sender, let member):
             return "\(name): ignored \(member) from \(sender): not the owner of \(service)"
         case .rejectedSuppressed(_, let sender, let count):
@@ -195,7 +198,10 @@ final class ServiceLink {
     }
 
     /// Calls a method on the current owner without blocking; `reply` runs exactly once, unless
-    /// `cancelCalls()` or `stop()` comes first (then never).
+    /// `cancelCalls()` or `stop()` comes first (then never). At most `maxInFlight` calls are out
+    /// at once; the rest wait their turn: a bus refuses a connection more pending replies than
+    /// its limit (128 on dbus-daemon's default system bus), and a sync of a busy modem host asks
+    /// for every call's properties at once.
     func call(path: String, interface: String, member: String, arguments: [DBusValue] = [],
               timeout: Double = 10, reply: @escaping (Result<Message, DBusError>) -> Void) {
         guard let owner, let objectPath = try? ObjectPath(path),
@@ -206,18 +212,37 @@ final class ServiceLink {
             failSoon(reply)
             return
         }
-        let token = nextCall
-        nextCall &+= 1
-        let pending = connection.call(message, timeout: timeout) { [weak self] result in
-            guard let self, self.inFlight.removeValue(forKey: token) != nil else { return }
-            reply(result)
+        waiting.append(WaitingCall(message: message, timeout: timeout, reply: reply))
+        sendWaiting()
+    }
+
+    static let maxInFlight = 32
+
+    private struct WaitingCall {
+        let message: Message
+        let timeout: Double
+        let reply: (Result<Message, DBusError>) -> Void
+    }
+
+    private var waiting: [WaitingCall] = []
+
+    private func sendWaiting() {
+        while inFlight.count < ServiceLink.maxInFlight, !waiting.isEmpty {
+            let next = waiting.removeFirst()
+            let token = nextCall
+            nextCall &+= 1
+            let pending = connection.call(next.message, timeout: next.timeout) { [weak self] result in
+                guard let self, self.inFlight.removeValue(forKey: token) != nil else { return }
+                next.reply(result)
+                self.sendWaiting()
+            }
+            // No handle: the connection is gone and its own failure reply finds no token, so report here.
+            guard let pending else {
+                failSoon(next.reply)
+                continue
+            }
+            inFlight[token] = pending
         }
-        // No handle: the connection is gone and its own failure reply finds no token, so report here.
-        guard let pending else {
-            failSoon(reply)
-            return
-        }
-        inFlight[token] = pending
     }
 
     private func failSoon(_ reply: @escaping (Result<Message, DBusError>) -> Void) {
@@ -231,6 +256,7 @@ final class ServiceLink {
     /// Drops every call in flight: their replies will not run.
     func cancelCalls() {
         epoch &+= 1
+        waiting.removeAll()
         let pending = inFlight
         inFlight.removeAll()
         for call in pending.values { call.cancel() }

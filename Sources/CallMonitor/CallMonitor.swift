@@ -66,6 +66,7 @@ public final class CallMonitor {
 
     /// Calls live now, in first-seen order.
     public var liveCalls: [CallSnapshot] { tracker.liveCalls }
+    public var liveCallCount: Int { tracker.liveCount }
 
     /// Signals decoded from the stacks' owners since `start()` (for benchmarks).
     public var decodedSignals: UInt64 { backends.reduce(0) { $0 &+ $1.decodedSignals } }

@@ -81,6 +81,9 @@ public struct CallTracker {
         live.values.sorted { $0.order < $1.order }.map(\.snapshot)
     }
 
+    /// How many calls are live (O(1); `liveCalls` sorts and copies every snapshot).
+    public var liveCount: Int { live.count }
+
     /// The live call on `key`, if any (ended calls are not kept as snapshots).
     public func call(_ key: CallKey) -> CallSnapshot? {
         live[key]?.snapshot

@@ -380,7 +380,7 @@ public final class ModemManagerBackend: CallBackend {
             }
         case .failure(let error):
             // A call deleted before we could read it is no news; anything else is.
-            if !record.deleted { onNotice(.syncFailed(kind, "cannot read call \(path): \(error)")) }
+            if !record.deleted { onNotice(.callUnreadable(kind, "cannot read call \(path): \(error)")) }
         }
         let replay = ModemManagerCallReplay.replay(key: key(path), modem: record.modem, initial: record.initial,
                                                    fetched: properties, queued: queued)

@@ -116,7 +116,7 @@ final class WatchSession {
 
     private func report(_ events: [TrackerEvent]) {
         let now = wallClockNow()
-        let live = monitor.liveCalls.count
+        let live = monitor.liveCallCount
         // The tracker alone knows which calls are missed (after a resume the snapshot cannot tell).
         var missed: Set<String> = []
         for case .missed(let call) in events { missed.insert(call.id) }
@@ -129,7 +129,7 @@ final class WatchSession {
 
     private func report(_ event: SleepEvent) {
         if let warning = ServiceEventFormat.warning(event), options.verbosity != .quiet { warn(warning) }
-        let live = monitor?.liveCalls.count ?? 0
+        let live = monitor?.liveCallCount ?? 0
         if options.json {
             emit(ServiceEventFormat.json(event, liveCalls: live))
         } else if options.verbosity == .verbose
@@ -141,7 +141,7 @@ final class WatchSession {
     private func report(_ event: RunEvent) {
         if let warning = ServiceEventFormat.warning(event), options.verbosity != .quiet { warn(warning) }
         if options.json {
-            emit(ServiceEventFormat.json(event, liveCalls: monitor?.liveCalls.count ?? 0))
+            emit(ServiceEventFormat.json(event, liveCalls: monitor?.liveCallCount ?? 0))
         } else if options.verbosity == .verbose
             || (options.verbosity == .normal && ServiceEventFormat.isShownByDefault(event)) {
             emit(ServiceEventFormat.text(event))
@@ -169,7 +169,7 @@ final class WatchSession {
                 var object = JSONObject()
                 object.add("event", "ready")
                 object.add("time", Timestamp.rfc3339(now))
-                object.add("live_calls", monitor.liveCalls.count)
+                object.add("live_calls", monitor.liveCallCount)
                 emit(object.line)
             }
             onReady?()
@@ -191,7 +191,7 @@ final class WatchSession {
         object.add("time", Timestamp.rfc3339(wallClockNow()))
         object.add("signals", Int(monitor.decodedSignals))
         object.add("uptime", seconds: monotonicNow() - startedAt)
-        object.add("live_calls", monitor.liveCalls.count)
+        object.add("live_calls", monitor.liveCallCount)
         if options.json { output.write(object.line) } else { warn(object.line) }
     }
 }

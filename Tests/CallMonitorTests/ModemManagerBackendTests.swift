@@ -142,6 +142,18 @@ final class ModemManagerBackendTests: MonitorTestCase {
         XCTAssertFalse(described.contains { $0.hasSuffix("missed") })
     }
 
+    /// A busy gateway: more calls than the bus lets one connection wait for at once (128 on
+    /// dbus-daemon's default system bus). Every call is read at start-up, none is dropped.
+    func testSyncOfMoreCallsThanTheBusLetsUsAskAtOnce() throws {
+        let calls = (0..<200).map { #"{"state": 4, "number": "+1555\#($0)"}"# }.joined(separator: ",")
+        try startMock(.modemManager, #"{"modems": 1, "calls": [\#(calls)]}"#)
+        try startMonitor(.modemManager)
+        XCTAssertTrue(notices.contains(.synced(.modemManager, modems: 1, calls: 200)), "\(notices)")
+        XCTAssertEqual(monitor.liveCalls.count, 200)
+        XCTAssertTrue(monitor.liveCalls.allSatisfy(\.initial))
+        XCTAssertFalse(notices.contains { if case .callUnreadable = $0 { return true } else { return false } })
+    }
+
     func testCallsLiveAtStartAreInitialAndTerminatedOnesAreHistory() throws {
         try startMock(.modemManager, """
             {"modems": 1, "calls": [{"state": 4, "number": "+15551234"}, {"state": 7, "number": "+15550000"},
@@ -299,7 +311,7 @@ final class ModemManagerBackendTests: MonitorTestCase {
                 "A incoming -> connected.active incoming '' reason=accepted"])
         XCTAssertEqual(call("A")?.modem, "")
         XCTAssertTrue(notices.contains {
-            if case .syncFailed(.modemManager, let why) = $0 { return why.contains("cannot read call \(path)") }
+            if case .callUnreadable(.modemManager, let why) = $0 { return why.contains("cannot read call \(path)") }
             return false
         }, "\(notices)")
 

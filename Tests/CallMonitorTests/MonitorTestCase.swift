@@ -124,7 +124,9 @@ class MonitorTestCase: XCTestCase {
 
     private func record(_ event: TrackerEvent) {
         let id = Self.snapshot(event).id
-        if labels[id] == nil { labels[id] = String(UnicodeScalar(UInt8(65 + labels.count))) }
+        if labels[id] == nil {
+            labels[id] = labels.count < 26 ? String(UnicodeScalar(UInt8(65 + labels.count))) : "C\(labels.count)"
+        }
         events.append(event)
     }
 

@@ -39,6 +39,10 @@ struct JSONObject {
 
     /// JSON string escaping: quotes, backslashes and every control character.
     static func quote(_ value: String) -> String {
+        // Fast path: nothing to escape (the usual case) is one copy, not one append per scalar.
+        if !value.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 >= 0x7F }) {
+            return "\"" + value + "\""
+        }
         var out = "\""
         out.reserveCapacity(value.utf8.count + 2)
         for scalar in value.unicodeScalars {

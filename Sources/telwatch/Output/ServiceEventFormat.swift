@@ -194,7 +194,8 @@ struct ServiceEventFormat {
     /// Notices that are problems: stderr, whatever the output format.
     static func isWarning(_ notice: BackendNotice) -> Bool {
         switch notice {
-        case .syncRefused, .syncFailed, .rejectedSignal, .rejectedSuppressed, .malformed, .malformedSuppressed: return true
+        case .syncRefused, .syncFailed, .callUnreadable, .rejectedSignal, .rejectedSuppressed, .malformed,
+             .malformedSuppressed: return true
         default: return false
         }
     }
