@@ -25,6 +25,7 @@ let package = Package(
         .testTarget(name: "CallMonitorTests", dependencies: ["CallMonitor", "TestSupport"]),
         .testTarget(name: "BGRunManagerTests", dependencies: ["BGRunManager", "TestSupport"]),
         .testTarget(name: "TelwatchTests", dependencies: ["telwatch", "DBus", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["DBus", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -286,7 +286,8 @@ public final class ModemManagerBackend: CallBackend {
 
     private func callListed(_ path: String, modem: String, round: SyncRound?) {
         guard var record = calls[path] else {
-            fetch(path, modem: modem, initial: true, queued: [], round: round)
+            // Only a sync's listing finds calls that were live before we looked.
+            fetch(path, modem: modem, initial: round != nil, queued: [], round: round)
             return
         }
         if record.modem.isEmpty {

@@ -194,7 +194,9 @@ public final class OfonoBackend: CallBackend {
                 round?.calls += entries.count
                 for entry in entries {
                     round?.unconfirmed.remove(entry.path.rawValue)
-                    self.callAppeared(entry.path.rawValue, modem: modem, entry.properties, initial: true,
+                    // Only a sync's listing finds calls that were live before we looked; a modem
+                    // that appears later lists calls as they come.
+                    self.callAppeared(entry.path.rawValue, modem: modem, entry.properties, initial: round != nil,
                                       resumed: round?.resumed ?? false)
                 }
             case .failure(let error):

@@ -1,0 +1,17 @@
+import XCTest
+
+/// Debian's oFono (unmodified, phonesim + atmodem plugins) on the simulated AT modem, watched by telwatch.
+final class OfonoEndToEndTests: EndToEndTestCase {
+    override var kind: DaemonKind { .ofono }
+    /// oFono has no direction: a call first seen active is "unknown".
+    override var initialDirection: String { "unknown" }
+
+    func testIncomingAnsweredThenRemoteHangup() throws { try incomingAnsweredThenRemoteHangup() }
+    func testIncomingMissed() throws { try incomingMissed() }
+    func testIncomingNumberArrivesLate() throws { try incomingNumberArrivesLate() }
+    func testOutgoingAnsweredThenLocalHangup() throws { try outgoingAnsweredThenLocalHangup() }
+    func testOutgoingBusy() throws { try outgoingBusy() }
+    func testSecondCallWaitingThenHoldAndAnswer() throws { try secondCallWaitingThenHoldAndAnswer() }
+    func testDaemonKilledMidCallThenRestarted() throws { try daemonKilledMidCallThenRestarted() }
+    func testCallLiveBeforeTelwatchStartsIsInitial() throws { try callLiveBeforeTelwatchStartsIsInitial() }
+}
