@@ -114,6 +114,12 @@ final class WatchSession {
         if output.isBroken { stop(status: ExitStatus.success) }  // the reader is gone: `telwatch | head`
     }
 
+    private func emit(_ object: JSONObject?) {
+        guard let object else { return }
+        output.write(line: object.lineBytes)
+        if output.isBroken { stop(status: ExitStatus.success) }
+    }
+
     private func report(_ events: [TrackerEvent]) {
         let now = wallClockNow()
         let live = monitor.liveCallCount
@@ -121,8 +127,11 @@ final class WatchSession {
         var missed: Set<String> = []
         for case .missed(let call) in events { missed.insert(call.id) }
         for event in events {
-            emit(options.json ? callFormat.json(event, time: now, liveCalls: live, missed: missed.contains(event.call.id))
-                              : callFormat.text(event, time: now, liveCalls: live))
+            if options.json {
+                emit(callFormat.jsonObject(event, time: now, liveCalls: live, missed: missed.contains(event.call.id)))
+            } else {
+                emit(callFormat.text(event, time: now, liveCalls: live))
+            }
         }
         telManager.handle(events)
     }

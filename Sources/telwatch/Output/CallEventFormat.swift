@@ -24,6 +24,10 @@ struct CallEventFormat {
     /// `missed`: whether the tracker called this call missed in the same batch (it alone knows,
     /// e.g. after a resume); nil works it out from the snapshot.
     func json(_ event: TrackerEvent, time: Double, liveCalls: Int, missed: Bool? = nil) -> String? {
+        jsonObject(event, time: time, liveCalls: liveCalls, missed: missed)?.line
+    }
+
+    func jsonObject(_ event: TrackerEvent, time: Double, liveCalls: Int, missed: Bool? = nil) -> JSONObject? {
         guard let name = CallEventFormat.eventName(event) else { return nil }
         let call: CallSnapshot
         var previous: String?
@@ -34,7 +38,7 @@ struct CallEventFormat {
         }
         var object = JSONObject()
         object.add("event", name)
-        object.add("time", Timestamp.rfc3339(time))
+        object.add("time", time: time)
         object.add("call_id", call.id)
         object.add("backend", call.key.backend.rawValue)
         object.add("modem", call.modem)
@@ -50,13 +54,13 @@ struct CallEventFormat {
         object.add("initial", call.initial)
         object.add("resumed", call.resumed)
         object.add("missed", missed ?? CallEventFormat.isMissed(call))
-        object.add("first_seen", Timestamp.rfc3339(call.firstSeen))
-        object.add("connected_at", call.connectedAt.map(Timestamp.rfc3339))
-        object.add("ended_at", call.endedAt.map(Timestamp.rfc3339))
+        object.add("first_seen", time: call.firstSeen)
+        object.add("connected_at", time: call.connectedAt)
+        object.add("ended_at", time: call.endedAt)
         // A call that came and went while the system slept: how long it lasted is unknown.
         object.add("duration", seconds: call.lifeUnseen ? nil : call.endedAt.map { $0 - (call.connectedAt ?? call.firstSeen) })
         object.add("live_calls", liveCalls)
-        return object.line
+        return object
     }
 
     /// `14:03:12.345 incoming     3f2a1c9e ringing  in  +15551234 modemmanager Modem/0`

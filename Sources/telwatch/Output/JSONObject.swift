@@ -1,65 +1,129 @@
+import Glibc
+
 /// One JSON object written in a fixed key order: the JSON Lines schema is stable and readable.
+/// It is built as bytes, without intermediate strings: a storm of call events makes one line
+/// per event, and this is most of what a line costs.
 struct JSONObject {
-    private(set) var text = "{"
+    private(set) var bytes: [UInt8]
     private var empty = true
 
-    private mutating func key(_ name: String) {
-        if !empty { text += "," }
-        empty = false
-        text += "\"" + name + "\":"
+    init() {
+        bytes = []
+        bytes.reserveCapacity(640)
+        bytes.append(UInt8(ascii: "{"))
     }
+
+    private mutating func key(_ name: String) {
+        if !empty { bytes.append(UInt8(ascii: ",")) }
+        empty = false
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: name.utf8)
+        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+    }
+
+    private mutating func null() { bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C]) }
 
     mutating func add(_ name: String, _ value: String?) {
         key(name)
-        if let value { text += JSONObject.quote(value) } else { text += "null" }
+        if let value { JSONObject.appendQuoted(value, to: &bytes) } else { null() }
     }
 
     mutating func add(_ name: String, _ value: Bool) {
         key(name)
-        text += value ? "true" : "false"
+        bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
     }
 
     mutating func add(_ name: String, _ value: Int) {
         key(name)
-        text += String(value)
+        JSONObject.appendDecimal(value, to: &bytes)
     }
 
     /// Seconds with millisecond precision, or null.
     mutating func add(_ name: String, seconds value: Double?) {
         key(name)
-        guard let value, value.isFinite else { text += "null"; return }
+        guard let value, value.isFinite, abs(value) < 1e15 else { return null() }
         let milliseconds = Int((value * 1000).rounded())
-        let sign = milliseconds < 0 ? "-" : ""
+        if milliseconds < 0 { bytes.append(UInt8(ascii: "-")) }
         let magnitude = abs(milliseconds)
-        let fraction = String(magnitude % 1000)
-        text += sign + String(magnitude / 1000) + "." + String(repeating: "0", count: 3 - fraction.count) + fraction
+        JSONObject.appendDecimal(magnitude / 1000, to: &bytes)
+        bytes.append(UInt8(ascii: "."))
+        JSONObject.appendDigits(magnitude % 1000, width: 3, to: &bytes)
     }
 
-    var line: String { text + "}" }
+    /// An RFC 3339 UTC time with milliseconds, or null.
+    mutating func add(_ name: String, time value: Double?) {
+        key(name)
+        guard let value else { return null() }
+        bytes.append(UInt8(ascii: "\""))
+        Timestamp.appendRFC3339(value, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+    }
 
-    /// JSON string escaping: quotes, backslashes and every control character.
-    static func quote(_ value: String) -> String {
-        // Fast path: nothing to escape (the usual case) is one copy, not one append per scalar.
-        if !value.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 >= 0x7F }) {
-            return "\"" + value + "\""
+    /// The finished object, without a newline.
+    var lineBytes: [UInt8] {
+        var out = bytes
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
+    var line: String { String(decoding: lineBytes, as: UTF8.self) }
+
+    static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
+        if value < 0 {
+            bytes.append(UInt8(ascii: "-"))
+            appendDecimal(value == .min ? .max : -value, to: &bytes)
+            return
         }
-        var out = "\""
-        out.reserveCapacity(value.utf8.count + 2)
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value)
-                || scalar.value == 0x2028 || scalar.value == 0x2029:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
+        if value >= 10 { appendDecimal(value / 10, to: &bytes) }
+        bytes.append(UInt8(ascii: "0") + UInt8(value % 10))
+    }
+
+    /// `value` zero-padded to `width` digits.
+    static func appendDigits(_ value: Int, width: Int, to bytes: inout [UInt8]) {
+        var divisor = 1
+        for _ in 1..<width { divisor *= 10 }
+        var rest = value
+        while divisor > 0 {
+            bytes.append(UInt8(ascii: "0") + UInt8((rest / divisor) % 10))
+            rest %= divisor
+            divisor /= 10
+        }
+    }
+
+    /// JSON string escaping: quotes, backslashes, every control character, and the two line
+    /// separators JavaScript chokes on.
+    static func appendQuoted(_ value: String, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "\""))
+        // Native strings are contiguous UTF-8: scan and copy the bytes in one go.
+        let copied = value.utf8.withContiguousStorageIfAvailable { raw -> Bool in
+            for byte in raw where byte < 0x20 || byte == 0x22 || byte == 0x5C || byte >= 0x7F { return false }
+            bytes.append(contentsOf: raw)
+            return true
+        } ?? false
+        if !copied {
+            for scalar in value.unicodeScalars {
+                switch scalar {
+                case "\"": bytes.append(contentsOf: [0x5C, 0x22])
+                case "\\": bytes.append(contentsOf: [0x5C, 0x5C])
+                case "\n": bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+                case "\r": bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+                case "\t": bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+                case _ where scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value)
+                    || scalar.value == 0x2028 || scalar.value == 0x2029:
+                    bytes.append(contentsOf: [0x5C, UInt8(ascii: "u")])
+                    let hex = Array(String(scalar.value, radix: 16).utf8)
+                    bytes.append(contentsOf: [UInt8](repeating: UInt8(ascii: "0"), count: 4 - hex.count) + hex)
+                default: bytes.append(contentsOf: String(scalar).utf8)
+                }
             }
         }
-        return out + "\""
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    static func quote(_ value: String) -> String {
+        var bytes: [UInt8] = []
+        appendQuoted(value, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
 

@@ -10,21 +10,30 @@ final class LineWriter {
     init(fd: Int32) { self.fd = fd }
 
     func write(_ text: String) {
-        guard !isBroken else { return }
         var line = text
         line.append("\n")
-        line.withUTF8 { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if written > 0 {
-                    offset += written
-                } else if written < 0 && errno == EINTR {
-                    continue
-                } else {
-                    isBroken = true
-                    return
-                }
+        line.withUTF8 { write(buffer: $0) }
+    }
+
+    /// A line given as bytes, without its newline.
+    func write(line bytes: [UInt8]) {
+        var line = bytes
+        line.append(UInt8(ascii: "\n"))
+        line.withUnsafeBufferPointer { write(buffer: $0) }
+    }
+
+    private func write(buffer: UnsafeBufferPointer<UInt8>) {
+        guard !isBroken, let base = buffer.baseAddress else { return }
+        var offset = 0
+        while offset < buffer.count {
+            let written = Glibc.write(fd, base + offset, buffer.count - offset)
+            if written > 0 {
+                offset += written
+            } else if written < 0 && errno == EINTR {
+                continue
+            } else {
+                isBroken = true
+                return
             }
         }
     }
