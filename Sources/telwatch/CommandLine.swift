@@ -88,6 +88,10 @@ enum Help {
     The calls live right now on every stack, the background run recorded by the running
     telwatch (held since, lease left), and the last sleep and resume it saw (and whether a sleep
     came while a call was live). Exit status 3 if the bus cannot be reached.
+
+    examples:
+      telwatch status
+      telwatch status --json | jq '.calls[].number'
     """
 
     static let doctor = """
@@ -107,5 +111,10 @@ enum Help {
     logind, plays a short story (an incoming call answered, a second call waiting, a missed call,
     an outgoing call) and runs the real watch pipeline against it. Needs dbus-daemon; no modem.
     --speed 10 plays it ten times faster.
+
+    examples:
+      telwatch demo
+      telwatch demo --json | jq -c 'select(.event=="missed")'
+      telwatch demo --hooks ~/.config/telwatch/hooks --verbose
     """
 }
