@@ -18,7 +18,7 @@ public enum ChildEnvironment {
 /// Seconds with millisecond precision and no exponent: "1700000000.123", "0.250".
 /// Used for every time and duration handed to hooks and written to the state file.
 public func formatSeconds(_ seconds: Double) -> String {
-    guard seconds.isFinite else { return "0.000" }
+    guard seconds.isFinite, abs(seconds) < 9e12 else { return "0.000" }
     let millis = Int64((abs(seconds) * 1000).rounded())
     let fraction = String(millis % 1000)
     return (seconds < 0 && millis > 0 ? "-" : "") + String(millis / 1000) + "."

@@ -185,7 +185,8 @@ public final class Connection: LoopHook {
     }
 
     static func milliseconds(_ seconds: Double) -> Int32 {
-        Int32(max(1, min(seconds * 1000, Double(Int32.max))))
+        guard seconds.isFinite else { return Int32.max }
+        return Int32(max(1, min(seconds * 1000, Double(Int32.max))))
     }
 
     // MARK: Names

@@ -275,6 +275,8 @@ public final class TimerSource {
     }
 
     private static func timespec(_ seconds: Double) -> Glibc.timespec {
+        // Ten years is "never" for a timer; anything larger (or NaN) must not trap the loop.
+        let seconds = seconds.isFinite ? min(seconds, 315_360_000) : 315_360_000
         let whole = seconds.rounded(.down)
         return Glibc.timespec(tv_sec: Int(whole), tv_nsec: Int((seconds - whole) * 1e9))
     }

@@ -125,8 +125,9 @@ enum Parse {
             scale = factor
             break
         }
-        guard let value = Double(number), value.isFinite, value > 0 || (allowZero && value == 0) else {
-            throw UsageError("\(option) takes a duration such as 30, 90s, 5m or 1h, not '\(text)'")
+        guard let value = Double(number), value.isFinite, value > 0 || (allowZero && value == 0),
+              value * scale <= 366 * 86_400 else {
+            throw UsageError("\(option) takes a duration up to a year, such as 30, 90s, 5m or 1h, not '\(text)'")
         }
         return value * scale
     }

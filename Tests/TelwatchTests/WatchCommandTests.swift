@@ -102,7 +102,7 @@ final class WatchCommandTests: CommandTestCase {
 
     func testBadUsageIsOneLineAndStatusTwo() throws {
         for arguments in [["--bogus"], ["--config", logind.directory + "/missing.conf"], ["--backend", "isdn"],
-                          ["--lease", "soon"], ["--inhibit", "everything"], ["status", "--what"]] {
+                          ["--lease", "soon"], ["--lease", "1e300"], ["--heartbeat", "nan"], ["--inhibit", "everything"], ["status", "--what"]] {
             let result = try runToEnd(arguments)
             XCTAssertEqual(result.status, .exited(2), "\(arguments): \(result.errors)")
             let lines = result.errors.split(separator: "\n")
