@@ -155,6 +155,7 @@ public final class Message {
             throw DBusError.signatureMismatch(expected: expected, actual: signature)
         }
         var reader = reader()
+        reader.signatureChecked = true
         return (repeat try (each T)(from: &reader))
     }
 

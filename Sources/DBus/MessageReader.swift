@@ -7,6 +7,9 @@ public struct MessageReader {
     var iter = DBusMessageIter()
     /// Keeps the message alive: the iterator points into its buffer.
     let message: Message
+    /// Set when the whole body's signature was checked up front (`Message.decode`): an array's
+    /// element type then needs no second look, which would cost an allocation per array.
+    var signatureChecked = false
 
     init(message: Message) {
         self.message = message
@@ -15,6 +18,7 @@ public struct MessageReader {
 
     private init(parent: MessageReader) {
         message = parent.message
+        signatureChecked = parent.signatureChecked
     }
 
     public var isAtEnd: Bool {
@@ -66,8 +70,10 @@ public struct MessageReader {
     ) throws -> [T] {
         let expected = "a" + elementSignature
         // An empty array has no elements to check, so compare the declared element type.
-        let actual = currentSignature()
-        guard actual == expected else { throw DBusError.typeMismatch(expected: expected, actual: actual) }
+        if !signatureChecked {
+            let actual = currentSignature()
+            guard actual == expected else { throw DBusError.typeMismatch(expected: expected, actual: actual) }
+        }
         return try readContainer(CDBUS_TYPE_ARRAY, expected) { inner in
             var items: [T] = []
             while !inner.isAtEnd { items.append(try element(&inner)) }
