@@ -49,9 +49,11 @@ final class PrivateBus {
         let logPath = directory + "/dbus-daemon.log"
         let log = open(logPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         do {
+            // setpriv (util-linux) makes the kernel stop the bus if the demo itself dies.
+            let guardian = access("/usr/bin/setpriv", X_OK) == 0 ? ["/usr/bin/setpriv", "--pdeathsig", "TERM", "--"] : []
             pid = try Subprocess.spawn(
-                ["dbus-daemon", "--nofork", "--print-address=1", "--config-file=" + configPath,
-                 "--address=unix:path=" + directory + "/bus"],
+                guardian + ["dbus-daemon", "--nofork", "--print-address=1", "--config-file=" + configPath,
+                            "--address=unix:path=" + directory + "/bus"],
                 stdout: .fd(fds[1]), stderr: log >= 0 ? .fd(log) : .null)
         } catch {
             close(fds[1])
