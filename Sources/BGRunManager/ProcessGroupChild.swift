@@ -16,7 +16,15 @@ final class ProcessGroupChild {
 
     init(loop: EventLoop, arguments: [String], environment: [String], stdout: Subprocess.Output,
          stderr: Subprocess.Output) throws {
-        pid = try Subprocess.spawn(arguments, environment: environment, stdin: .null, stdout: stdout, stderr: stderr,
+        var guarded = arguments
+        if !ProcessGroupChild.guardian.isEmpty, let program = arguments.first {
+            // A missing program must still fail here, not as setpriv's exit status 127.
+            guard ProcessGroupChild.isExecutable(program, environment: environment) else {
+                throw DBusError.system(call: "spawn \(program)", errno: ENOENT)
+            }
+            guarded = ProcessGroupChild.guardian + arguments
+        }
+        pid = try Subprocess.spawn(guarded, environment: environment, stdin: .null, stdout: stdout, stderr: stderr,
                                    newProcessGroup: true)
         self.loop = loop
         do {
@@ -32,6 +40,18 @@ final class ProcessGroupChild {
     deinit {
         if exit == nil { ProcessGroupChild.killAndReap(pid) }
     }
+
+    /// If telwatch itself is killed (SIGKILL, a crash), nobody is left to stop its children:
+    /// setpriv (util-linux) has the kernel send them SIGTERM when their parent dies. It execs the
+    /// command in place, so the pid and process group are the command's own.
+    private static func isExecutable(_ program: String, environment: [String]) -> Bool {
+        if program.contains("/") { return access(program, X_OK) == 0 }
+        let path = environment.first { $0.hasPrefix("PATH=") }.map { String($0.dropFirst(5)) } ?? "/usr/bin:/bin"
+        return path.split(separator: ":").contains { access("\($0)/\(program)", X_OK) == 0 }
+    }
+
+    private static let guardian: [String] =
+        access("/usr/bin/setpriv", X_OK) == 0 ? ["/usr/bin/setpriv", "--pdeathsig", "TERM", "--"] : []
 
     /// SIGTERM to the group now, SIGKILL after `grace`; the exit handler runs once the leader is reaped.
     func stop(grace: Double) {

@@ -299,9 +299,18 @@ final class BGRunManagerTests: RunTestCase {
         XCTAssertEqual(try harness.inhibitors().map(\.who), ["telwatch"])
         XCTAssertEqual(Files.text(power + "/wake_lock"), "telwatch-run-probe")
 
+        let commandLine = try XCTUnwrap(probeLines.first { $0.hasPrefix("run-command-started") })
+        let commandPID = try XCTUnwrap(commandLine.split(separator: " ").first { $0.hasPrefix("pid=") }
+            .flatMap { pid_t($0.dropFirst(4)) })
+        XCTAssertEqual(kill(commandPID, 0), 0, "the run command runs")
+
         kill(probe.pid, SIGKILL)
         XCTAssertEqual(probe.wait(timeout: 5), .signaled(SIGKILL))
         waitForNoInhibitors()
+        // Its parent killed, nobody reaps it: gone means a zombie or no process at all.
+        let deadline = monotonicNow() + 5
+        while monotonicNow() < deadline, ProcessTable.isAlive(commandPID) { usleep(10_000) }
+        XCTAssertFalse(ProcessTable.isAlive(commandPID), "the run command does not outlive a killed telwatch")
         let left = try XCTUnwrap(RunStateStore.read(directory: stateDirectory), "a killed telwatch leaves its record")
         XCTAssertEqual(left.runID, String(probeRunID))
         XCTAssertEqual(left.pid, probe.pid)

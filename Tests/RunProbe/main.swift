@@ -19,6 +19,8 @@ func holdRun(_ arguments: [String]) throws {
     if arguments.count > 2 {
         configuration.wakelock = KernelWakelock(name: "telwatch-run-probe", directory: arguments[2])
     }
+    // A run command, to show it does not outlive a killed telwatch.
+    configuration.command = ["sleep", "300"]
     let manager = try BGRunManager(loop: loop, lockBus: bus, configuration: configuration) { event in
         say(([event.name] + event.fields.map { $0.key + "=" + $0.value }).joined(separator: " "))
     }
