@@ -1,15 +1,27 @@
-/// `telwatch [watch] [options]`: flags, then the config file they may name (flags win).
+/// Options as every command reads them: `telwatch [watch]` takes them all; `status`, `doctor` and
+/// `demo` take the ones they name, with the same meaning, plus their own (`own`). The config file
+/// is read first wherever `--config` stands, so every flag overrides it. Returns nil for `--help`.
 enum WatchArguments {
-    static func parse(_ arguments: [String]) throws -> WatchOptions {
-        // The config file is read first wherever --config stands, so every flag overrides it.
+    static func parse(
+        _ arguments: [String], command: String? = nil, accepting accepted: Set<String>? = nil,
+        own: (String, inout ArgumentCursor) throws -> Bool = { _, _ in false }
+    ) throws -> WatchOptions? {
+        let seeHelp = "(see telwatch \(command.map { $0 + " " } ?? "")--help)"
         var options = WatchOptions()
         var scan = ArgumentCursor(arguments)
         while let argument = scan.next() {
             if argument == "--" { break }
-            if argument == "--config" { try options.load(configFile: try scan.value(for: argument)) }
+            if argument == "--config", accepted?.contains(argument) ?? true {
+                try options.load(configFile: try scan.value(for: argument))
+            }
         }
         var cursor = ArgumentCursor(arguments)
         while let argument = cursor.next() {
+            if argument == "--help" || argument == "-h" { return nil }
+            if try own(argument, &cursor) { continue }
+            if let accepted, !accepted.contains(argument) {
+                throw UsageError("\(command.map { $0 + ": " } ?? "")unknown option '\(argument)' \(seeHelp)")
+            }
             switch argument {
             case "--config": _ = try cursor.value(for: argument)
             case "--json", "--redact-numbers", "--wakelock", "--sleep-delay-lock":
@@ -27,11 +39,35 @@ enum WatchArguments {
             case "--":
                 throw UsageError("unexpected '--' (the run command goes after --run: --run -- CMD ARGS…)")
             default:
-                throw UsageError("unknown option '\(argument)' (see telwatch --help)")
+                throw UsageError("\(command.map { $0 + ": " } ?? "")unknown option '\(argument)' \(seeHelp)")
             }
         }
         return options
     }
+
+    /// Parses a command's options; on `--help` prints `help`, on a mistake says so: either way
+    /// the exit status comes back instead of options.
+    static func parseOrExit(
+        _ arguments: [String], command: String? = nil, accepting accepted: Set<String>? = nil, help: String,
+        own: (String, inout ArgumentCursor) throws -> Bool = { _, _ in false }
+    ) -> Result<WatchOptions, ExitCode> {
+        do {
+            guard let options = try parse(arguments, command: command, accepting: accepted, own: own) else {
+                LineWriter(fd: 1).write(help)
+                return .failure(ExitCode(ExitStatus.success))
+            }
+            return .success(options)
+        } catch {
+            warn("\(error)")
+            return .failure(ExitCode(ExitStatus.usage))
+        }
+    }
+}
+
+/// An exit status carried where a command stops early.
+struct ExitCode: Error {
+    let status: Int32
+    init(_ status: Int32) { self.status = status }
 }
 
 enum Help {

@@ -39,30 +39,22 @@ enum DemoCommand {
     """
 
     static func run(_ arguments: [String]) -> Int32 {
-        var options = WatchOptions()
         var speed = 1.0
-        var cursor = ArgumentCursor(arguments)
-        do {
-            while let argument = cursor.next() {
-                switch argument {
-                case "--help", "-h": LineWriter(fd: 1).write(Help.demo); return ExitStatus.success
-                case "--json", "--redact-numbers":
-                    try cursor.noValue(for: argument)
-                    try options.set(String(argument.dropFirst(2)), "true")
-                case "--verbose", "-v": try cursor.noValue(for: argument); options.verbosity = .verbose
-                case "--hooks", "--hook-timeout": try options.set(String(argument.dropFirst(2)), try cursor.value(for: argument))
-                case "--speed":
-                    let text = try cursor.value(for: argument)
-                    guard let value = Double(text), value >= 0.1, value <= 1000 else {
-                        throw UsageError("--speed takes a factor from 0.1 to 1000, not '\(text)'")
-                    }
-                    speed = value
-                default: throw UsageError("demo: unknown option '\(argument)' (see telwatch demo --help)")
+        var options: WatchOptions
+        switch WatchArguments.parseOrExit(
+            arguments, command: "demo",
+            accepting: ["--json", "--redact-numbers", "--verbose", "-v", "--hooks", "--hook-timeout"], help: Help.demo,
+            own: { argument, cursor in
+                guard argument == "--speed" else { return false }
+                let text = try cursor.value(for: argument)
+                guard let value = Double(text), value >= 0.1, value <= 1000 else {
+                    throw UsageError("--speed takes a factor from 0.1 to 1000, not '\(text)'")
                 }
-            }
-        } catch {
-            warn("\(error)")
-            return ExitStatus.usage
+                speed = value
+                return true
+            }) {
+        case .success(let parsed): options = parsed
+        case .failure(let exit): return exit.status
         }
 
         let output = LineWriter(fd: 1)

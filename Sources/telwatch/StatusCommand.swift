@@ -5,20 +5,11 @@ import DBus
 /// `telwatch status`: a one-shot look at the calls live now and the run the daemon recorded.
 enum StatusCommand {
     static func run(_ arguments: [String]) -> Int32 {
-        var options = WatchOptions()
-        var cursor = ArgumentCursor(arguments)
-        do {
-            while let argument = cursor.next() {
-                switch argument {
-                case "--help", "-h": LineWriter(fd: 1).write(Help.status); return ExitStatus.success
-                case "--json": try cursor.noValue(for: argument); options.json = true
-                case "--bus", "--backend", "--state-dir": try options.set(String(argument.dropFirst(2)), try cursor.value(for: argument))
-                default: throw UsageError("status: unknown option '\(argument)' (see telwatch status --help)")
-                }
-            }
-        } catch {
-            warn("\(error)")
-            return ExitStatus.usage
+        let options: WatchOptions
+        switch WatchArguments.parseOrExit(arguments, command: "status",
+                                          accepting: ["--json", "--bus", "--backend", "--state-dir"], help: Help.status) {
+        case .success(let parsed): options = parsed
+        case .failure(let exit): return exit.status
         }
         let output = LineWriter(fd: 1)
         let bus: BusSession

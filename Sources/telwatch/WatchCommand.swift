@@ -29,22 +29,13 @@ enum WatchCommand {
 /// `telwatch doctor` arguments.
 enum DoctorCommand {
     static func run(_ arguments: [String]) -> Int32 {
-        var options = WatchOptions()
-        var cursor = ArgumentCursor(arguments)
-        do {
-            while let argument = cursor.next() {
-                switch argument {
-                case "--help", "-h": LineWriter(fd: 1).write(Help.doctor); return ExitStatus.success
-                case "--bus", "--backend", "--inhibit", "--hooks", "--state-dir":
-                    try options.set(String(argument.dropFirst(2)), try cursor.value(for: argument))
-                case "--sleep-delay-lock": try cursor.noValue(for: argument); options.sleepDelayLock = true
-                case "--config": try options.load(configFile: try cursor.value(for: argument))
-                default: throw UsageError("doctor: unknown option '\(argument)' (see telwatch doctor --help)")
-                }
-            }
-        } catch {
-            warn("\(error)")
-            return ExitStatus.usage
+        let options: WatchOptions
+        switch WatchArguments.parseOrExit(
+            arguments, command: "doctor",
+            accepting: ["--bus", "--backend", "--inhibit", "--hooks", "--state-dir", "--sleep-delay-lock", "--config"],
+            help: Help.doctor) {
+        case .success(let parsed): options = parsed
+        case .failure(let exit): return exit.status
         }
         var doctor = Doctor(options: options)
         return doctor.run()

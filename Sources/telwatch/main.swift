@@ -7,14 +7,10 @@ let version = "0.2.0"
 signal(SIGPIPE, SIG_IGN)
 
 func runWatch(_ arguments: [String]) -> Int32 {
-    let options: WatchOptions
-    do {
-        options = try WatchArguments.parse(arguments)
-    } catch {
-        warn("\(error)")
-        return ExitStatus.usage
+    switch WatchArguments.parseOrExit(arguments, help: Help.main) {
+    case .success(let options): return WatchCommand.run(options)
+    case .failure(let exit): return exit.status
     }
-    return WatchCommand.run(options)
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -23,8 +19,7 @@ let status: Int32
 switch arguments.first {
 case "--version", "-V": LineWriter(fd: 1).write("telwatch \(version)"); status = ExitStatus.success
 case "--help", "-h", "help": LineWriter(fd: 1).write(Help.main); status = ExitStatus.success
-case "watch":
-    if rest.contains("--help") || rest.contains("-h") { LineWriter(fd: 1).write(Help.main); status = 0 } else { status = runWatch(rest) }
+case "watch": status = runWatch(rest)
 case "status": status = StatusCommand.run(rest)
 case "doctor": status = DoctorCommand.run(rest)
 case "simulate": status = SimulateCommand.run(rest)
