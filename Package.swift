@@ -19,7 +19,7 @@ let package = Package(
         .executableTarget(name: "telwatch", dependencies: ["CallMonitor", "BGRunManager", "DBus"]),
         .executableTarget(name: "dbus-storm-receiver", dependencies: ["DBus"], path: "bench/dbus-storm-receiver"),
 
-        .target(name: "TestSupport", dependencies: ["DBus"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["CDBus", "DBus"], path: "Tests/TestSupport"),
         .executableTarget(name: "telwatch-run-probe", dependencies: ["BGRunManager", "DBus"], path: "Tests/RunProbe"),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "CallMonitorTests", dependencies: ["CallMonitor", "TestSupport"]),

@@ -307,10 +307,7 @@ final class BGRunManagerTests: RunTestCase {
         kill(probe.pid, SIGKILL)
         XCTAssertEqual(probe.wait(timeout: 5), .signaled(SIGKILL))
         waitForNoInhibitors()
-        // Its parent killed, nobody reaps it: gone means a zombie or no process at all.
-        let deadline = monotonicNow() + 5
-        while monotonicNow() < deadline, ProcessTable.isAlive(commandPID) { usleep(10_000) }
-        XCTAssertFalse(ProcessTable.isAlive(commandPID), "the run command does not outlive a killed telwatch")
+        XCTAssertTrue(ProcessTable.waitForEnd(commandPID, timeout: 5), "the run command does not outlive a killed telwatch")
         let left = try XCTUnwrap(RunStateStore.read(directory: stateDirectory), "a killed telwatch leaves its record")
         XCTAssertEqual(left.runID, String(probeRunID))
         XCTAssertEqual(left.pid, probe.pid)

@@ -129,21 +129,28 @@ final class WatchCommandTests: CommandTestCase {
     func testHooksGetTheEventAndRunOutsideTheEventStream() throws {
         try startModemManager()
         let hooks = logind.directory + "/hooks"
+        // A FIFO: the test wakes when the hook writes, instead of polling a file.
         let record = logind.directory + "/hook-record"
         mkdir(hooks, 0o755)
+        XCTAssertEqual(mkfifo(record, 0o600), 0)
+        let reader = open(record, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        defer { close(reader) }
         try "#!/bin/sh\nprintf '%s|%s|%s\\n' \"$TELWATCH_EVENT\" \"$TELWATCH_NUMBER\" \"$TELWATCH_STATE\" >> \"\(record)\"\necho hook-output\n"
             .write(toFile: hooks + "/incoming", atomically: true, encoding: .utf8)
         chmod(hooks + "/incoming", 0o755)
         let watch = try startWatch(["--hooks", hooks])
         _ = try ring("+15550004")
         XCTAssertNotNil(nextEvent(watch, "incoming"))
+        var written: [UInt8] = []
+        var descriptor = pollfd(fd: reader, events: Int16(POLLIN), revents: 0)
         let deadline = monotonicNow() + 10
-        var written = ""
-        while monotonicNow() < deadline, !written.contains("\n") {
-            written = (try? String(contentsOfFile: record, encoding: .utf8)) ?? ""
-            if written.isEmpty { usleep(20_000) }
+        while !written.contains(UInt8(ascii: "\n")), monotonicNow() < deadline,
+              poll(&descriptor, 1, Int32(max(1, (deadline - monotonicNow()) * 1000))) > 0 {
+            var chunk = [UInt8](repeating: 0, count: 256)
+            let count = read(reader, &chunk, chunk.count)
+            if count > 0 { written += chunk[..<count] } else if count == 0 { break }
         }
-        XCTAssertEqual(written, "incoming|+15550004|incoming\n")
+        XCTAssertEqual(String(decoding: written, as: UTF8.self), "incoming|+15550004|incoming\n")
         watch.signal(SIGTERM)
         let rest = watch.readToEnd(timeout: 10)
         XCTAssertFalse(rest.contains("hook-output"), "hook output goes to stderr, never into the event stream")

@@ -1,3 +1,4 @@
+import CDBus
 import DBus
 import Glibc
 
@@ -76,6 +77,23 @@ public enum ProcessTable {
             members.append(pid)
         }
         return members
+    }
+
+    /// Waits (bounded) until `pid` has terminated — any process, not only our child — through a
+    /// pidfd, which becomes readable at its end. True when it ended (or was already gone).
+    public static func waitForEnd(_ pid: pid_t, timeout: Double) -> Bool {
+        let fd = cdbus_pidfd_open(pid)
+        guard fd >= 0 else { return !isAlive(pid) }
+        defer { close(fd) }
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let deadline = monotonicNow() + timeout
+        while true {
+            let left = deadline - monotonicNow()
+            if left <= 0 { return false }
+            let ready = poll(&descriptor, 1, Int32(max(1, left * 1000)))
+            if ready > 0 { return true }
+            if ready < 0 && errno != EINTR { return !isAlive(pid) }
+        }
     }
 
     /// Whether `pid` exists and is not a zombie.

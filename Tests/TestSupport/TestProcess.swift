@@ -89,12 +89,9 @@ public final class TestProcess {
     /// Waits for the process to end on its own, up to `timeout` seconds.
     @discardableResult
     public func wait(timeout: Double = 10) -> ChildExit? {
-        let deadline = monotonicNow() + timeout
-        while isRunning {
-            if monotonicNow() >= deadline { return nil }
-            // A pidfd would avoid this short sleep; tests keep it simple and bounded.
-            usleep(5_000)
-        }
+        guard isRunning else { return exitStatus }
+        guard ProcessTable.waitForEnd(pid, timeout: timeout) else { return nil }
+        _ = isRunning  // reaps it
         return exitStatus
     }
 
