@@ -61,7 +61,7 @@ enum StatusCommand {
                 run.add("run_id", record.runID)
                 run.add("reason", record.reason)
                 run.add("pid", Int(record.pid))
-                run.add("started_at", Timestamp.rfc3339(record.startedAt))
+                run.add("started_at", time: record.startedAt)
                 run.add("held_for", seconds: record.heldFor(at: now))
                 run.add("holders", record.holders)
                 run.add("lock", record.lock)
@@ -100,12 +100,12 @@ enum StatusCommand {
 enum SleepStatus {
     static func json(_ record: SleepRecord) -> String {
         var object = JSONObject()
-        object.add("slept_at", record.sleptAt.map(Timestamp.rfc3339))
-        object.add("resumed_at", record.resumedAt.map(Timestamp.rfc3339))
+        object.add("slept_at", time: record.sleptAt)
+        object.add("resumed_at", time: record.resumedAt)
         object.add("asleep", record.isAsleep)
         object.add("overridden", record.lastSleepOverridden)
         object.add("overrides", record.overrides)
-        object.add("last_override_at", record.lastOverrideAt.map(Timestamp.rfc3339))
+        object.add("last_override_at", time: record.lastOverrideAt)
         object.add("last_override_run", record.lastOverrideRun)
         object.add("last_override_lock", record.lastOverrideLock)
         return object.line

@@ -177,7 +177,7 @@ final class WatchSession {
             if options.json {
                 var object = JSONObject()
                 object.add("event", "ready")
-                object.add("time", Timestamp.rfc3339(now))
+                object.add("time", time: now)
                 object.add("live_calls", monitor.liveCallCount)
                 emit(object.line)
             }
@@ -197,7 +197,7 @@ final class WatchSession {
     private func printStats(_ name: String) {
         var object = JSONObject()
         object.add("event", name)
-        object.add("time", Timestamp.rfc3339(wallClockNow()))
+        object.add("time", time: wallClockNow())
         object.add("signals", Int(monitor.decodedSignals))
         object.add("uptime", seconds: monotonicNow() - startedAt)
         object.add("live_calls", monitor.liveCallCount)

@@ -9,7 +9,7 @@ struct ServiceEventFormat {
     static func json(_ event: RunEvent, liveCalls: Int) -> String {
         var object = JSONObject()
         object.add("event", event.name)
-        object.add("time", Timestamp.rfc3339(event.time))
+        object.add("time", time: event.time)
         for (key, value) in event.fields {
             if numericKeys.contains(key), let number = Double(value) {
                 if key == "pid" || key == "count" { object.add(key, Int(number)) } else { object.add(key, seconds: number) }
@@ -74,7 +74,7 @@ struct ServiceEventFormat {
         }
         var object = JSONObject()
         object.add("event", event.name)
-        object.add("time", Timestamp.rfc3339(event.time))
+        object.add("time", time: event.time)
         for (key, value) in event.fields {
             switch value {
             case .text(let text): object.add(key, text)
@@ -166,7 +166,7 @@ struct ServiceEventFormat {
         guard let status = status(notice) else { return nil }
         var object = JSONObject()
         object.add("event", "backend")
-        object.add("time", Timestamp.rfc3339(time))
+        object.add("time", time: time)
         object.add("backend", notice.backend.rawValue)
         object.add("status", status)
         switch notice {

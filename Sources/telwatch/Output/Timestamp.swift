@@ -2,12 +2,6 @@ import Glibc
 
 /// Timestamps for output: RFC 3339 in UTC with milliseconds for JSON, local wall time for text.
 enum Timestamp {
-    static func rfc3339(_ seconds: Double) -> String {
-        var bytes: [UInt8] = []
-        appendRFC3339(seconds, to: &bytes)
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
     /// `2026-11-29T14:03:12.345Z`, written digit by digit (this runs three times per JSON line).
     static func appendRFC3339(_ seconds: Double, to bytes: inout [UInt8]) {
         let (whole, milliseconds) = split(seconds)
