@@ -262,6 +262,17 @@ final class ServiceLink {
         for call in pending.values { call.cancel() }
     }
 
+    /// A message from the owner that cannot be used: one notice naming it, never its contents.
+    func reportMalformed(_ message: Message) {
+        onNotice(.malformed(kind, "\(message.member ?? "?") on \(CallText.clip(message.path ?? "?")) "
+                                + "with signature '\(CallText.clip(message.signature))'"))
+    }
+
+    /// Parts of a call's properties that were left out (wrong type, unknown value, too long).
+    func report(_ problems: [String], on path: String) {
+        for problem in problems { onNotice(.malformed(kind, "call \(CallText.clip(path)): \(problem)")) }
+    }
+
     func stop() {
         cancelCalls()
         for subscription in subscriptions { subscription.cancel() }

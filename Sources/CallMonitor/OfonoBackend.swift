@@ -352,12 +352,7 @@ public final class OfonoBackend: CallBackend {
 
     // MARK: Notices
 
-    private func malformed(_ message: Message) {
-        onNotice(.malformed(kind, "\(message.member ?? "?") on \(CallText.clip(message.path ?? "?")) "
-                                + "with signature '\(CallText.clip(message.signature))'"))
-    }
+    private func malformed(_ message: Message) { link.reportMalformed(message) }
 
-    private func report(_ problems: [String], on path: String) {
-        for problem in problems { onNotice(.malformed(kind, "call \(CallText.clip(path)): \(problem)")) }
-    }
+    private func report(_ problems: [String], on path: String) { link.report(problems, on: path) }
 }
