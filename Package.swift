@@ -1,6 +1,8 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
+// Layers run one way (docs/ARCHITECTURE.md): CLoop → Loop → DBus → BGRunManager / CallMonitor →
+// Pipeline → telwatch. A target lists exactly the modules it may import.
 let package = Package(
     name: "telwatch",
     products: [
@@ -8,24 +10,28 @@ let package = Package(
         .library(name: "DBus", targets: ["DBus"]),
     ],
     targets: [
+        .systemLibrary(name: "CLoop"),
         .systemLibrary(
             name: "CDBus",
             pkgConfig: "dbus-1",
             providers: [.apt(["libdbus-1-dev"])]
         ),
-        .target(name: "DBus", dependencies: ["CDBus"]),
-        .target(name: "BGRunManager", dependencies: ["DBus"]),
-        .target(name: "CallMonitor", dependencies: ["BGRunManager", "DBus"]),
-        .executableTarget(name: "telwatch", dependencies: ["CallMonitor", "BGRunManager", "DBus"]),
-        .executableTarget(name: "dbus-storm-receiver", dependencies: ["DBus"], path: "bench/dbus-storm-receiver"),
+        .target(name: "Loop", dependencies: ["CLoop"]),
+        .target(name: "DBus", dependencies: ["CDBus", "Loop"]),
+        .target(name: "BGRunManager", dependencies: ["DBus", "Loop"]),
+        .target(name: "CallMonitor", dependencies: ["DBus", "Loop"]),
+        .target(name: "Pipeline", dependencies: ["BGRunManager", "CallMonitor", "Loop"]),
+        .executableTarget(name: "telwatch", dependencies: ["Pipeline", "CallMonitor", "BGRunManager", "DBus", "Loop"]),
+        .executableTarget(name: "dbus-storm-receiver", dependencies: ["DBus", "Loop"], path: "bench/dbus-storm-receiver"),
 
-        .target(name: "TestSupport", dependencies: ["CDBus", "DBus"], path: "Tests/TestSupport"),
-        .executableTarget(name: "telwatch-run-probe", dependencies: ["BGRunManager", "DBus"], path: "Tests/RunProbe"),
-        .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
-        .testTarget(name: "CallMonitorTests", dependencies: ["CallMonitor", "TestSupport"]),
-        .testTarget(name: "BGRunManagerTests", dependencies: ["BGRunManager", "TestSupport"]),
-        .testTarget(name: "TelwatchTests", dependencies: ["telwatch", "DBus", "TestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["DBus", "TestSupport"]),
+        .target(name: "TestSupport", dependencies: ["CLoop", "DBus", "Loop"], path: "Tests/TestSupport"),
+        .executableTarget(name: "telwatch-run-probe", dependencies: ["BGRunManager", "DBus", "Loop"], path: "Tests/RunProbe"),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "Loop", "TestSupport"]),
+        .testTarget(name: "CallMonitorTests", dependencies: ["CallMonitor", "Loop", "TestSupport"]),
+        .testTarget(name: "BGRunManagerTests", dependencies: ["BGRunManager", "Loop", "TestSupport"]),
+        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "CallMonitor", "BGRunManager", "Loop", "TestSupport"]),
+        .testTarget(name: "TelwatchTests", dependencies: ["telwatch", "Pipeline", "DBus", "Loop", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["DBus", "Loop", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

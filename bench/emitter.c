@@ -5,7 +5,7 @@
  * Build:  cc -O2 -Wall -o bench/out/emitter bench/emitter.c $(pkg-config --cflags --libs dbus-1)
  * (bench/dbus-storm and bench/telwatch-bench build it into bench/out/ when missing or stale.)
  *
- * Objects (design.md §4), all answered in every mode:
+ * Objects (docs/modem-stacks.md §2.1), all answered in every mode:
  *   /org/freedesktop/ModemManager1            org.freedesktop.DBus.ObjectManager.GetManagedObjects
  *                                             -> a{oa{sa{sv}}}: Modem/0..M-1, each with
  *                                             ...ModemManager1.Modem and ...Modem.Voice (Calls ao)
@@ -86,7 +86,7 @@
 #define OM_IFACE "org.freedesktop.DBus.ObjectManager"
 #define INTROSPECT_IFACE "org.freedesktop.DBus.Introspectable"
 
-/* MMCallState (design.md §3) */
+/* MMCallState (docs/modem-stacks.md §1.1) */
 enum { ST_UNKNOWN = 0, ST_DIALING = 1, ST_RINGING_OUT = 2, ST_RINGING_IN = 3, ST_ACTIVE = 4, ST_HELD = 5,
        ST_WAITING = 6, ST_TERMINATED = 7 };
 /* MMCallStateReason */

@@ -1,5 +1,6 @@
 import DBus
 import Glibc
+import Loop
 
 /// What a run holds and for how long.
 public struct RunConfiguration {
@@ -75,7 +76,7 @@ public final class BGRunManager {
     private var recordedLeaseExpiresAt: Double?
     private var heartbeatTimer: TimerSource?
     private var heartbeats = 0
-    private var lockState = "off"
+    private var lockState = LockState.off
     private var heldWakelock: KernelWakelock?
     private var stateErrorReported = false
     /// Commands of ended runs, until they are reaped.
@@ -115,6 +116,7 @@ public final class BGRunManager {
     deinit {
         // The lock's descriptor closes and the children are killed with their objects. A live
         // run's record stays: it ended without its stop hook, which the next start runs.
+        // No one is left to hear of a failure here; the next start's recovery releases it again.
         if let heldWakelock { try? heldWakelock.release() }
     }
 
@@ -160,7 +162,7 @@ public final class BGRunManager {
     @discardableResult
     public func leave(_ holder: String) -> Bool {
         guard run != nil, holders.remove(holder) != nil else { return false }
-        if holders.isEmpty { endRun(reason: "idle") } else { writeRecord() }
+        if holders.isEmpty { endRun(reason: .idle) } else { writeRecord() }
         return true
     }
 
@@ -183,7 +185,7 @@ public final class BGRunManager {
         shutdownWaiters.append(done)
         guard !isShuttingDown else { return }
         isShuttingDown = true
-        if run != nil { endRun(reason: "shutdown") }
+        if run != nil { endRun(reason: .shutdown) }
         lock = nil
         armShutdownDeadline(after: configuration.shutdownTimeout) { [weak self] in
             guard let self else { return }
@@ -195,8 +197,14 @@ public final class BGRunManager {
     }
 
     private func armShutdownDeadline(after seconds: Double, _ handler: @escaping () -> Void) {
-        shutdownTimer = try? loop.timer(handler)
-        shutdownTimer?.schedule(after: seconds)
+        do {
+            shutdownTimer = try loop.timer(handler)
+            shutdownTimer?.schedule(after: seconds)
+        } catch {
+            // Without a deadline the wait could last forever: give no grace at all.
+            emit(.timerUnavailable("no shutdown deadline (\(error)): stopping everything now"))
+            loop.soon(handler)
+        }
     }
 
     private func finishShutdownIfQuiet() {
@@ -231,7 +239,7 @@ public final class BGRunManager {
         startedMonotonic = monotonicNow()
         heartbeats = 0
         stateErrorReported = false
-        lockState = configuration.lock == nil ? "off" : "pending"
+        lockState = configuration.lock == nil ? .off : .pending
         if let wakelock = configuration.wakelock, wakelock.isAvailable { heldWakelock = wakelock }
         emit(.started(info))
         runHooks("run-started", info, reason: reason, duration: nil)
@@ -244,7 +252,7 @@ public final class BGRunManager {
         armHeartbeat(info)
     }
 
-    private func endRun(reason: String) {
+    private func endRun(reason: RunEndReason) {
         guard let info = run else { return }
         let duration = monotonicNow() - startedMonotonic
         run = nil
@@ -253,8 +261,7 @@ public final class BGRunManager {
         leaseExpiresAt = nil
         heartbeatTimer = nil
         lock?.release()
-        if let heldWakelock { try? heldWakelock.release() }
-        heldWakelock = nil
+        releaseWakelock()
         if let command = runCommand {
             runCommand = nil
             let pid = command.pid
@@ -266,20 +273,24 @@ public final class BGRunManager {
         }
         store?.remove()
         emit(.stopped(info, reason: reason, duration: duration))
-        runHooks("run-stopped", info, reason: reason, duration: duration)
+        runHooks("run-stopped", info, reason: reason.rawValue, duration: duration)
     }
 
     private func expire() {
         guard let info = run else { return }
         let duration = monotonicNow() - startedMonotonic
         emit(.expired(info, duration: duration))
-        runHooks("run-expired", info, reason: "expired", duration: duration)
-        endRun(reason: "expired")
+        runHooks("run-expired", info, reason: RunEndReason.expired.rawValue, duration: duration)
+        endRun(reason: .expired)
     }
 
     private func armLease() {
         guard configuration.lease != nil else { return }
-        leaseTimer = try? loop.timer { [weak self] in self?.expire() }
+        do {
+            leaseTimer = try loop.timer { [weak self] in self?.expire() }
+        } catch {
+            emit(.timerUnavailable("no lease timer (\(error)): this run ends only when its last call does"))
+        }
         restartLease()
     }
 
@@ -292,12 +303,17 @@ public final class BGRunManager {
 
     private func armHeartbeat(_ info: RunInfo) {
         guard let interval = configuration.heartbeat else { return }
-        heartbeatTimer = try? loop.timer { [weak self] in
-            guard let self else { return }
-            self.heartbeats += 1
-            self.emit(.heartbeat(runID: info.id, count: self.heartbeats, elapsed: monotonicNow() - self.startedMonotonic))
+        do {
+            heartbeatTimer = try loop.timer { [weak self] in
+                guard let self else { return }
+                self.heartbeats += 1
+                self.emit(.heartbeat(runID: info.id, count: self.heartbeats,
+                                     elapsed: monotonicNow() - self.startedMonotonic))
+            }
+            heartbeatTimer?.schedule(after: interval, repeating: interval)
+        } catch {
+            emit(.timerUnavailable("no heartbeat timer (\(error)): this run beats no heartbeat"))
         }
-        heartbeatTimer?.schedule(after: interval, repeating: interval)
     }
 
     // MARK: What a run holds
@@ -307,7 +323,7 @@ public final class BGRunManager {
         if let lock {
             lock.acquire()
         } else {
-            lockState = "unavailable"
+            lockState = .unavailable
             emit(.lockUnavailable("no system bus connection: nothing is inhibited"))
             writeRecord()
         }
@@ -317,16 +333,22 @@ public final class BGRunManager {
         guard run != nil, let request = configuration.lock else { return }
         switch event {
         case .taken:
-            lockState = "held"
+            lockState = .held
             emit(.lockTaken(request))
         case .retaken:
-            lockState = "held"
+            lockState = .held
             emit(.lockRetaken(request))
         case .unavailable(let why):
-            lockState = "unavailable"
+            lockState = .unavailable
             emit(.lockUnavailable(why))
         }
         writeRecord()
+    }
+
+    private func releaseWakelock() {
+        guard let wakelock = heldWakelock else { return }
+        heldWakelock = nil
+        do { try wakelock.release() } catch { emit(.wakelockReleaseFailed("\(wakelock.name): \(error)")) }
     }
 
     private func takeWakelock() {
@@ -373,9 +395,11 @@ public final class BGRunManager {
         guard let store, store.hasRecord else { return }
         if let record = store.read() {
             emit(.staleRunRecovered(record))
-            if let wakelock = record.wakelock { try? wakelock.release() }
+            if let wakelock = record.wakelock {
+                do { try wakelock.release() } catch { emit(.wakelockReleaseFailed("\(wakelock.name): \(error)")) }
+            }
             let info = RunInfo(id: record.runID, reason: record.reason, firstHolder: "", startedAt: record.startedAt)
-            runHooks("run-stopped", info, reason: "stale", duration: nil, lock: "released",
+            runHooks("run-stopped", info, reason: RunEndReason.stale.rawValue, duration: nil, lock: .released,
                      extra: [("TELWATCH_STALE_PID", String(record.pid))])
         } else {
             emit(.stateError("an unreadable run record was left in \(store.directory); removed"))
@@ -409,7 +433,7 @@ public final class BGRunManager {
     }
 
     /// `TELWATCH_RUN_REASON` is why the run started for `run-started`, why it ended otherwise.
-    private func runHooks(_ event: String, _ info: RunInfo, reason: String, duration: Double?, lock: String? = nil,
+    private func runHooks(_ event: String, _ info: RunInfo, reason: String, duration: Double?, lock: LockState? = nil,
                           extra: [(name: String, value: String)] = []) {
         guard let hooks else { return }
         let variables: [(name: String, value: String)] = [
@@ -420,7 +444,7 @@ public final class BGRunManager {
             ("TELWATCH_RUN_HOLDERS", String(holders.count)),
             ("TELWATCH_RUN_STARTED", formatSeconds(info.startedAt)),
             ("TELWATCH_RUN_DURATION", duration.map(formatSeconds) ?? ""),
-            ("TELWATCH_LOCK", lock ?? lockState),
+            ("TELWATCH_LOCK", (lock ?? lockState).rawValue),
             ("TELWATCH_TIME", formatSeconds(wallClockNow())),
         ] + extra
         hooks.run(event: event, key: BGRunManager.hookKey, variables: variables)

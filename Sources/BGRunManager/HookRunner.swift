@@ -1,5 +1,6 @@
 import DBus
 import Glibc
+import Loop
 
 /// Where hooks come from and how they run.
 ///

@@ -1,7 +1,7 @@
 import DBus
 import Glibc
 
-/// What a logind inhibitor lock blocks, and how (design.md §4).
+/// What a logind inhibitor lock blocks, and how (docs/modem-stacks.md §4.1).
 public struct InhibitorRequest: Equatable, Sendable {
     /// Colon-separated: `sleep`, `idle`, `shutdown`, `handle-lid-switch`, … e.g. `sleep:idle`.
     public var what: String

@@ -1,5 +1,6 @@
 import DBus
 import Glibc
+import Loop
 
 /// An Android-style kernel wakelock (`/sys/power/wake_lock`, `wake_unlock`), which some phone
 /// kernels honour where logind's inhibitor alone does not keep the device up. Unlike the
@@ -25,10 +26,10 @@ public struct KernelWakelock: Equatable, Sendable {
     private func write(to file: String) throws {
         let path = directory + "/" + file
         let fd = open(path, O_WRONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw RunError.lastSystemError("open \(path)") }
+        guard fd >= 0 else { throw SystemError.last("open \(path)") }
         defer { close(fd) }
         let bytes = Array(name.utf8)
         let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        guard written == bytes.count else { throw RunError.lastSystemError("write \(path)") }
+        guard written == bytes.count else { throw SystemError.last("write \(path)") }
     }
 }

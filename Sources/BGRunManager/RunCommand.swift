@@ -1,5 +1,6 @@
 import DBus
 import Glibc
+import Loop
 
 /// The user's command for the whole life of one run: started with the run, given SIGTERM (its
 /// whole process group) when the run ends, SIGKILL after `grace`, and always reaped. It is an argv,

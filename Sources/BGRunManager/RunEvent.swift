@@ -1,4 +1,5 @@
 import DBus
+import Loop
 
 /// One background run as events describe it.
 public struct RunInfo: Equatable, Sendable {
@@ -18,8 +19,7 @@ public struct RunEvent: Equatable, Sendable {
 
     public enum Kind: Equatable, Sendable {
         case started(RunInfo)
-        /// `reason`: `idle` (the last holder left), `expired`, or `shutdown`.
-        case stopped(RunInfo, reason: String, duration: Double)
+        case stopped(RunInfo, reason: RunEndReason, duration: Double)
         /// The lease ran out; `stopped` with reason `expired` follows.
         case expired(RunInfo, duration: Double)
         case lockTaken(InhibitorRequest)
@@ -29,6 +29,10 @@ public struct RunEvent: Equatable, Sendable {
         case lockUnavailable(String)
         case wakelockTaken(KernelWakelock)
         case wakelockUnavailable(String)
+        /// The kernel refused to release the wakelock: the device may stay awake until it is.
+        case wakelockReleaseFailed(String)
+        /// A timer the run needs (its lease, its heartbeat) could not be made: said, never silent.
+        case timerUnavailable(String)
         case heartbeat(runID: String, count: Int, elapsed: Double)
         case runCommandStarted(pid: Int32)
         /// `early`: it ended on its own while the run still lived.
@@ -51,6 +55,8 @@ public struct RunEvent: Equatable, Sendable {
         case .lockUnavailable: return "lock-unavailable"
         case .wakelockTaken: return "wakelock-taken"
         case .wakelockUnavailable: return "wakelock-unavailable"
+        case .wakelockReleaseFailed: return "wakelock-release-failed"
+        case .timerUnavailable: return "timer-unavailable"
         case .heartbeat: return "heartbeat"
         case .runCommandStarted: return "run-command-started"
         case .runCommandExited: return "run-command-exited"
@@ -63,37 +69,39 @@ public struct RunEvent: Equatable, Sendable {
     /// Whether the event reports something the user should look at.
     public var isWarning: Bool {
         switch kind {
-        case .lockUnavailable, .wakelockUnavailable, .runCommandFailed, .staleRunRecovered, .stateError: return true
+        case .lockUnavailable, .wakelockUnavailable, .wakelockReleaseFailed, .timerUnavailable, .runCommandFailed,
+             .staleRunRecovered, .stateError: return true
         case .runCommandExited(_, _, let early): return early
         default: return false
         }
     }
 
-    /// The event's data as ordered key/value pairs, for text or JSON output.
-    public var fields: [(key: String, value: String)] {
+    /// The event's data as ordered, typed key/value pairs: the keys of its JSON line after
+    /// `event` and `time` (README, "JSON output").
+    public var fields: [(key: String, value: FieldValue)] {
         switch kind {
         case .started(let run):
-            return [("run_id", run.id), ("reason", run.reason), ("holder", run.firstHolder)]
+            return [("run_id", .text(run.id)), ("reason", .text(run.reason)), ("holder", .text(run.firstHolder))]
         case .stopped(let run, let reason, let duration):
-            return [("run_id", run.id), ("reason", reason), ("duration", formatSeconds(duration))]
+            return [("run_id", .text(run.id)), ("reason", .text(reason.rawValue)), ("duration", .seconds(duration))]
         case .expired(let run, let duration):
-            return [("run_id", run.id), ("duration", formatSeconds(duration))]
+            return [("run_id", .text(run.id)), ("duration", .seconds(duration))]
         case .lockTaken(let request), .lockRetaken(let request):
-            return [("what", request.what), ("mode", request.mode)]
-        case .lockUnavailable(let why), .wakelockUnavailable(let why), .runCommandFailed(let why),
-             .stateError(let why):
-            return [("message", why)]
+            return [("what", .text(request.what)), ("mode", .text(request.mode))]
+        case .lockUnavailable(let why), .wakelockUnavailable(let why), .wakelockReleaseFailed(let why),
+             .timerUnavailable(let why), .runCommandFailed(let why), .stateError(let why):
+            return [("message", .text(why))]
         case .wakelockTaken(let lock):
-            return [("name", lock.name)]
+            return [("name", .text(lock.name))]
         case .heartbeat(let runID, let count, let elapsed):
-            return [("run_id", runID), ("count", String(count)), ("elapsed", formatSeconds(elapsed))]
+            return [("run_id", .text(runID)), ("count", .count(count)), ("elapsed", .seconds(elapsed))]
         case .runCommandStarted(let pid):
-            return [("pid", String(pid))]
+            return [("pid", .count(Int(pid)))]
         case .runCommandExited(let pid, let status, let early):
-            return [("pid", String(pid)), ("status", status.description), ("early", early ? "true" : "false")]
+            return [("pid", .count(Int(pid))), ("status", .text(status.description)), ("early", .flag(early))]
         case .staleRunRecovered(let record):
-            return [("run_id", record.runID), ("reason", record.reason), ("pid", String(record.pid)),
-                    ("started_at", formatSeconds(record.startedAt))]
+            return [("run_id", .text(record.runID)), ("reason", .text(record.reason)), ("pid", .count(Int(record.pid))),
+                    ("started_at", .time(record.startedAt))]
         }
     }
 }

@@ -1,5 +1,6 @@
 import DBus
 import Glibc
+import Loop
 
 /// The live run as written to the state directory, so that a telwatch killed mid-run can be
 /// cleaned up after by the next one, and so that `telwatch status` can tell how long the run
@@ -16,13 +17,12 @@ public struct RunRecord: Equatable, Sendable {
     /// The lease length, and when it ends unless renewed (wall clock); nil without a lease.
     public var lease: Double?
     public var leaseExpiresAt: Double?
-    /// `held`, `unavailable`, `pending` or `off`.
-    public var lock: String
+    public var lock: LockState
     /// A kernel wakelock the run holds: recovery must release it, the kernel will not.
     public var wakelock: KernelWakelock?
 
     public init(runID: String, reason: String, pid: Int32, startedAt: Double, updatedAt: Double, holders: Int,
-                lease: Double?, leaseExpiresAt: Double?, lock: String, wakelock: KernelWakelock?) {
+                lease: Double?, leaseExpiresAt: Double?, lock: LockState, wakelock: KernelWakelock?) {
         self.runID = runID
         self.reason = reason
         self.pid = pid
@@ -46,7 +46,7 @@ public struct RunRecord: Equatable, Sendable {
         var fields: [(String, String)] = [
             ("version", "1"), ("run_id", runID), ("reason", reason), ("pid", String(pid)),
             ("started_at", formatSeconds(startedAt)), ("updated_at", formatSeconds(updatedAt)),
-            ("holders", String(holders)), ("lock", lock),
+            ("holders", String(holders)), ("lock", lock.rawValue),
         ]
         if let lease { fields.append(("lease", formatSeconds(lease))) }
         if let leaseExpiresAt { fields.append(("lease_expires_at", formatSeconds(leaseExpiresAt))) }
@@ -68,7 +68,8 @@ public struct RunRecord: Equatable, Sendable {
               let pid = fields["pid"].flatMap({ Int32($0) }),
               let startedAt = fields["started_at"].flatMap({ Double($0) }),
               let updatedAt = fields["updated_at"].flatMap({ Double($0) }),
-              let holders = fields["holders"].flatMap({ Int($0) }), let lock = fields["lock"]
+              let holders = fields["holders"].flatMap({ Int($0) }),
+              let lock = fields["lock"].flatMap({ LockState(rawValue: $0) })
         else { return nil }
         var wakelock: KernelWakelock?
         if let name = fields["wakelock"], let directory = fields["wakelock_directory"] {
@@ -159,12 +160,12 @@ public final class RunStateStore {
         try RunStateStore.makeDirectories(directory)
         let path = directory + "/" + RunStateStore.instanceLockName
         lockFD = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard lockFD >= 0 else { throw RunError.lastSystemError("open \(path)") }
+        guard lockFD >= 0 else { throw SystemError.last("open \(path)") }
         guard flock(lockFD, LOCK_EX | LOCK_NB) == 0 else {
             let code = errno
             close(lockFD)
             if code == EWOULDBLOCK { throw RunError.stateDirectoryInUse(directory) }
-            throw RunError.system(call: "flock \(path)", errno: code)
+            throw SystemError(call: "flock \(path)", errno: code)
         }
     }
 
@@ -196,19 +197,19 @@ public final class RunStateStore {
         let path = directory + "/" + name
         let temporary = directory + "/." + name + ".tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw RunError.lastSystemError("open \(temporary)") }
+        guard fd >= 0 else { throw SystemError.last("open \(temporary)") }
         let bytes = Array(text.utf8)
         let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
         let writeError = errno
         close(fd)
         guard written == bytes.count else {
             unlink(temporary)
-            throw RunError.system(call: "write \(temporary)", errno: writeError)
+            throw SystemError(call: "write \(temporary)", errno: writeError)
         }
         guard rename(temporary, path) == 0 else {
             let code = errno
             unlink(temporary)
-            throw RunError.system(call: "rename \(temporary)", errno: code)
+            throw SystemError(call: "rename \(temporary)", errno: code)
         }
     }
 
@@ -220,7 +221,7 @@ public final class RunStateStore {
         var prefix = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/") {
             prefix += "/" + component
-            if mkdir(prefix, 0o700) != 0 && errno != EEXIST { throw RunError.lastSystemError("mkdir \(prefix)") }
+            if mkdir(prefix, 0o700) != 0 && errno != EEXIST { throw SystemError.last("mkdir \(prefix)") }
         }
     }
 

@@ -1,4 +1,5 @@
 import DBus
+import Loop
 
 /// How telwatch meets a system sleep.
 public struct SleepSettings: Equatable, Sendable {
@@ -114,7 +115,7 @@ public final class SleepCoordinator {
         record.sleptAt = time
         record.lastSleepOverridden = false
         if let runs, let run {
-            let lock = runs.record?.lock ?? "off"
+            let lock = runs.record?.lock ?? .off
             let inhibit = runs.configuration.lock.map { "\($0.what):\($0.mode)" } ?? "none"
             emit(.overridden(runID: run.id, lock: lock, inhibit: inhibit, holders: runs.holders.count), at: time)
             record.lastSleepOverridden = true

@@ -20,7 +20,7 @@ public struct SleepEvent: Equatable, Sendable {
         /// `held` means logind overrode it (a forced suspend, a lid switch that ignores
         /// inhibitors); `unavailable`, `pending` or `off` mean nothing was blocking the sleep.
         /// `inhibit` is what the run's lock covers (`sleep:block`, or `none`).
-        case overridden(runID: String, lock: String, inhibit: String, holders: Int)
+        case overridden(runID: String, lock: LockState, inhibit: String, holders: Int)
         case lockTaken(LockRole, InhibitorRequest, seconds: Double?)
         /// `expired`: the grace time ran out; else it was given up (the delay lock at sleep).
         case lockReleased(LockRole, expired: Bool)
@@ -31,14 +31,6 @@ public struct SleepEvent: Equatable, Sendable {
         case malformedSignal(signature: String)
         /// The sleep record could not be written: `status` and `doctor` will not show this sleep.
         case stateError(String)
-    }
-
-    /// A field's value, typed for JSON (text output shows them all as words).
-    public enum Value: Equatable, Sendable {
-        case text(String?)
-        case seconds(Double?)
-        case count(Int)
-        case flag(Bool)
     }
 
     public var time: Double
@@ -73,14 +65,14 @@ public struct SleepEvent: Equatable, Sendable {
     }
 
     /// The event's data as ordered key/value pairs.
-    public var fields: [(key: String, value: Value)] {
+    public var fields: [(key: String, value: FieldValue)] {
         switch kind {
         case .sleep(let runID, let holders):
             return [("run_id", .text(runID)), ("holders", .count(holders))]
         case .resume(let asleepFor):
             return [("asleep_for", .seconds(asleepFor))]
         case .overridden(let runID, let lock, let inhibit, let holders):
-            return [("run_id", .text(runID)), ("lock", .text(lock)), ("inhibit", .text(inhibit)),
+            return [("run_id", .text(runID)), ("lock", .text(lock.rawValue)), ("inhibit", .text(inhibit)),
                     ("holders", .count(holders))]
         case .lockTaken(_, let request, let seconds):
             return [("what", .text(request.what)), ("mode", .text(request.mode)), ("seconds", .seconds(seconds))]

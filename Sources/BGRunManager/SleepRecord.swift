@@ -15,11 +15,11 @@ public struct SleepRecord: Equatable, Sendable {
     /// to sleep despite it; `unavailable`, `pending`, `off`: nothing was blocking it).
     public var lastOverrideAt: Double?
     public var lastOverrideRun: String?
-    public var lastOverrideLock: String?
+    public var lastOverrideLock: LockState?
 
     public init(sleptAt: Double? = nil, resumedAt: Double? = nil, lastSleepOverridden: Bool = false,
                 overrides: Int = 0, lastOverrideAt: Double? = nil, lastOverrideRun: String? = nil,
-                lastOverrideLock: String? = nil) {
+                lastOverrideLock: LockState? = nil) {
         self.sleptAt = sleptAt
         self.resumedAt = resumedAt
         self.lastSleepOverridden = lastSleepOverridden
@@ -44,7 +44,7 @@ public struct SleepRecord: Equatable, Sendable {
         fields.append(("overrides", String(overrides)))
         if let lastOverrideAt { fields.append(("last_override_at", formatSeconds(lastOverrideAt))) }
         if let lastOverrideRun { fields.append(("last_override_run", SleepRecord.clean(lastOverrideRun))) }
-        if let lastOverrideLock { fields.append(("last_override_lock", SleepRecord.clean(lastOverrideLock))) }
+        if let lastOverrideLock { fields.append(("last_override_lock", lastOverrideLock.rawValue)) }
         return fields.map { $0.0 + "=" + $0.1 + "\n" }.joined()
     }
 
@@ -66,7 +66,7 @@ public struct SleepRecord: Equatable, Sendable {
         self.init(sleptAt: sleptAt, resumedAt: resumedAt,
                   lastSleepOverridden: fields["last_sleep_overridden"] == "true", overrides: overrides,
                   lastOverrideAt: lastOverrideAt, lastOverrideRun: fields["last_override_run"],
-                  lastOverrideLock: fields["last_override_lock"])
+                  lastOverrideLock: fields["last_override_lock"].flatMap(LockState.init(rawValue:)))
     }
 
     /// Run ids and lock states are short words; anything else is cut to one line.

@@ -1,8 +1,9 @@
 import DBus
+import Loop
 
 /// Follows systemd-logind's `PrepareForSleep(b)` (`org.freedesktop.login1.Manager` on
 /// `/org/freedesktop/login1`): `true` just before the system suspends, `false` once it has resumed
-/// (design.md §4). Only the current owner of `org.freedesktop.login1` is believed: any local
+/// (docs/modem-stacks.md §4.2, §5). Only the current owner of `org.freedesktop.login1` is believed: any local
 /// process may broadcast the same signal, and one from anyone else is reported as `ignored` and
 /// changes nothing. It knows logind, not calls or runs; it arms no timer and wakes no one.
 public final class SleepWatcher {

@@ -1,4 +1,5 @@
 import DBus
+import Loop
 
 /// An inhibitor lock held for a while: `hold(for:)` takes it (or keeps it) and arms one timer;
 /// when the time is up, or on `release()`, the lock's descriptor is closed and the timer dropped.
@@ -53,7 +54,13 @@ public final class TimedInhibitorLock {
     /// Takes the lock, if not held already, and (re)starts its time: `seconds` from now.
     public func hold(for seconds: Double) {
         if timer == nil {
-            timer = try? loop.timer { [weak self] in self?.expire() }
+            do {
+                timer = try loop.timer { [weak self] in self?.expire() }
+            } catch {
+                // A lock with no timer to give it back would be held for good: take none.
+                onEvent(.unavailable("no timer to end it: \(error)"))
+                return
+            }
         }
         timer?.schedule(after: seconds)
         guard !isWanted else { return }

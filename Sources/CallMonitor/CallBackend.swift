@@ -21,6 +21,13 @@ public protocol CallBackend: AnyObject {
     func stop()
 }
 
+/// A stack's state as the event stream reports it (`{"event":"backend","status":…}`).
+public enum BackendStatus: String, Sendable {
+    case appeared, vanished, absent, synced
+    case syncRefused = "sync-refused"
+    case syncFailed = "sync-failed"
+}
+
 /// Things the user should hear about on stderr. Calls themselves travel as `TrackerEvent`s.
 public enum BackendNotice: Sendable, Equatable, CustomStringConvertible {
     /// The service's name has an owner (at start, or after a restart); a sync follows.
@@ -47,6 +54,29 @@ public enum BackendNotice: Sendable, Equatable, CustomStringConvertible {
     case malformed(BackendKind, String)
     /// How many further malformed notices were not reported one by one.
     case malformedSuppressed(BackendKind, count: Int)
+
+    /// What a notice says about the stack itself, for the event stream; nil for notices that are
+    /// only warnings.
+    public var status: BackendStatus? {
+        switch self {
+        case .serviceAppeared: return .appeared
+        case .serviceVanished: return .vanished
+        case .serviceAbsent: return .absent
+        case .synced: return .synced
+        case .syncRefused: return .syncRefused
+        case .syncFailed: return .syncFailed
+        case .callUnreadable, .rejectedSignal, .rejectedSuppressed, .malformed, .malformedSuppressed: return nil
+        }
+    }
+
+    /// Whether the notice reports a problem the user should look at (stderr, whatever the output).
+    public var isWarning: Bool {
+        switch self {
+        case .syncRefused, .syncFailed, .callUnreadable, .rejectedSignal, .rejectedSuppressed, .malformed,
+             .malformedSuppressed: return true
+        case .serviceAppeared, .serviceVanished, .serviceAbsent, .synced: return false
+        }
+    }
 
     public var backend: BackendKind {
         switch self {

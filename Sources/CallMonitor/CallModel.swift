@@ -1,4 +1,4 @@
-// The backend-neutral call model (design.md §3 "States").
+// The backend-neutral call model (docs/modem-stacks.md §1).
 //
 // Backends turn bus messages into `BackendEvent`s (raw values already mapped by
 // `ModemManagerMapping` / `OfonoMapping`); `CallTracker` turns those into `TrackerEvent`s.
@@ -129,12 +129,23 @@ public struct CallSnapshot: Sendable, Equatable {
     public var firstSeen: Double
     public var connectedAt: Double?
     public var endedAt: Double?
+    /// An incoming call that ended without ever being connected, as far as anyone can tell: the
+    /// tracker alone decides (it knows what a snapshot cannot, e.g. after a resume). Set on the
+    /// `disconnected` snapshot and the `missed` event's.
+    public var missed: Bool
 
     public var everConnected: Bool { connectedAt != nil }
 
     /// A call that came and went entirely while telwatch was not looking (found already ended
     /// after a resume): when it started, and for how long, is unknown.
     public var lifeUnseen: Bool { resumed && state == .disconnected && endedAt == firstSeen }
+
+    /// How long an ended call lasted: from its answer if it was connected, else from its first
+    /// sight. nil while live, and for a call that came and went unseen (its length is unknown).
+    public var duration: Double? {
+        guard !lifeUnseen, let endedAt else { return nil }
+        return endedAt - (connectedAt ?? firstSeen)
+    }
 
     public init(
         id: String,
@@ -151,7 +162,8 @@ public struct CallSnapshot: Sendable, Equatable {
         resumed: Bool = false,
         firstSeen: Double,
         connectedAt: Double? = nil,
-        endedAt: Double? = nil
+        endedAt: Double? = nil,
+        missed: Bool = false
     ) {
         self.id = id
         self.key = key
@@ -168,6 +180,7 @@ public struct CallSnapshot: Sendable, Equatable {
         self.firstSeen = firstSeen
         self.connectedAt = connectedAt
         self.endedAt = endedAt
+        self.missed = missed
     }
 }
 

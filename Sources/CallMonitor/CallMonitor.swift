@@ -1,6 +1,7 @@
 // The backends, one tracker, and the closures the command listens on.
 
 import DBus
+import Loop
 
 /// Which stacks to follow.
 public enum BackendSelection: String, Sendable, CaseIterable {

@@ -1,6 +1,6 @@
 // The pure call tracker: backend events in, per-call transitions and aggregate edges out.
 //
-// Rules (design.md §3 and the tracker brief):
+// Rules (docs/modem-stacks.md §1):
 // - `.transition` only when state or detail really changes; `.updated` when only number, name,
 //   multiparty (or an unknown direction becoming known) changed. A reason alone is stored
 //   silently and shows in the next event.
@@ -226,13 +226,14 @@ public struct CallTracker {
         let connected = observation.everConnected == true
         let previous: CallState? = connected ? .connected
             : direction == .incoming ? .incoming : direction == .outgoing ? .dialing : nil
+        let missed = direction == .incoming && !connected
         let snapshot = CallSnapshot(
             id: makeID(), key: key, modem: modem, direction: direction, number: observation.number ?? "",
             name: observation.name ?? "", state: .disconnected, detail: nil, reason: observation.reason,
             multiparty: observation.multiparty ?? false, initial: false, resumed: true,
-            firstSeen: time, connectedAt: nil, endedAt: time)
+            firstSeen: time, connectedAt: nil, endedAt: time, missed: missed)
         var out: [TrackerEvent] = [.transition(snapshot, previous: previous)]
-        if direction == .incoming && !connected { out.append(.missed(snapshot)) }
+        if missed { out.append(.missed(snapshot)) }
         return out
     }
 
@@ -359,10 +360,10 @@ public struct CallTracker {
         snap.detail = nil
         snap.reason = reason
         snap.endedAt = time
+        snap.missed = (snap.direction == .incoming || call.firstSeenIncoming) && !snap.everConnected
+            && !call.connectedUnseen
         out.append(.transition(snap, previous: previous))
-        if (snap.direction == .incoming || call.firstSeenIncoming) && !snap.everConnected && !call.connectedUnseen {
-            out.append(.missed(snap))
-        }
+        if snap.missed { out.append(.missed(snap)) }
         return snap
     }
 }

@@ -1,4 +1,4 @@
-// ModemManager (design.md §4): modems through the ObjectManager, calls through Modem.Voice,
+// ModemManager (docs/modem-stacks.md §2): modems through the ObjectManager, calls through Modem.Voice,
 // call state through Call.StateChanged and PropertiesChanged.
 
 import DBus

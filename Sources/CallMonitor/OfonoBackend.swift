@@ -1,4 +1,4 @@
-// oFono (design.md §4): modems from org.ofono.Manager, calls from each modem's
+// oFono (docs/modem-stacks.md §3): modems from org.ofono.Manager, calls from each modem's
 // VoiceCallManager, call state from org.ofono.VoiceCall signals.
 
 import DBus
@@ -11,6 +11,13 @@ enum OfonoBus {
     static let voiceCall = "org.ofono.VoiceCall"
     static let knownStates: Set<String> = ["active", "held", "dialing", "alerting", "incoming", "waiting",
                                            "disconnected"]
+
+    /// Whether a modem's `Interfaces` value lists the VoiceCallManager: false when absent, nil
+    /// when it is not a list of names.
+    static func hasVoice(_ interfaces: Variant?) -> Bool? {
+        guard let interfaces else { return false }
+        return interfaces.value.as([String].self)?.contains(voiceCallManager)
+    }
 }
 
 /// What oFono said about a call in a CallAdded or GetCalls entry; nil = not said, or unusable.
@@ -171,12 +178,12 @@ public final class OfonoBackend: CallBackend {
 
     /// Whether an `Interfaces` value lists the VoiceCallManager; nil (and a notice) when unusable.
     private func hasVoice(_ interfaces: Variant?, modem: String) -> Bool? {
-        guard let interfaces else { return false }
-        guard let names = interfaces.value.as([String].self) else {
-            onNotice(.malformed(kind, "modem \(CallText.clip(modem)): Interfaces is '\(interfaces.value.signature)'"))
+        guard let voice = OfonoBus.hasVoice(interfaces) else {
+            let signature = interfaces.map { "\($0.value.signature)" } ?? "?"
+            onNotice(.malformed(kind, "modem \(CallText.clip(modem)): Interfaces is '\(signature)'"))
             return nil
         }
-        return names.contains(OfonoBus.voiceCallManager)
+        return voice
     }
 
     private func listCalls(_ modem: String, round: SyncRound?) {

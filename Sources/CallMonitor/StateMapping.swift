@@ -1,4 +1,4 @@
-// Pure mapping from the backends' raw values to the neutral model (design.md §3).
+// Pure mapping from the backends' raw values to the neutral model (docs/modem-stacks.md §1).
 // Unknown raw values are kept verbatim (as `.unknown(raw)` or as the reason string), never a trap.
 
 /// ModemManager `org.freedesktop.ModemManager1.Call`: `State i`, `Direction i`, `StateReason i`

@@ -1,5 +1,6 @@
 import CDBus
 import Glibc
+import Loop
 
 /// Which bus to connect to.
 public enum BusAddress: Equatable, Sendable, CustomStringConvertible {
@@ -10,12 +11,14 @@ public enum BusAddress: Equatable, Sendable, CustomStringConvertible {
     /// An explicit address such as `unix:path=/run/x/bus`.
     case address(String)
 
-    /// Parses `system`, `session`, or an address.
-    public init(_ text: String) {
+    /// Parses `system`, `session`, or an address (`transport:key=value…`, such as
+    /// `unix:path=/run/bus`); nil for anything else.
+    public init?(_ text: String) {
         switch text {
         case "system": self = .system
         case "session": self = .session
-        default: self = .address(text)
+        case _ where text.contains(":") && text.contains("="): self = .address(text)
+        default: return nil
         }
     }
 
@@ -30,7 +33,7 @@ public enum BusAddress: Equatable, Sendable, CustomStringConvertible {
 
 /// A private connection to a message bus, driven by an `EventLoop`.
 /// Everything happens on the loop's thread: handlers run there, in the order messages arrive.
-public final class Connection: LoopHook {
+public final class Connection {
     let raw: OpaquePointer
     public let loop: EventLoop
     public let uniqueName: String
@@ -39,9 +42,11 @@ public final class Connection: LoopHook {
 
     /// Called once when the bus goes away (the daemon stopped, the socket closed).
     public var onDisconnect: (() -> Void)?
-    /// Failures that have no caller to throw to, such as a refused AddMatch.
+    /// Failures that have no caller to throw to, such as a refused AddMatch. By default a line
+    /// on stderr in the Unix way, under the program's own name.
     public var onWarning: (String) -> Void = { message in
-        var line = "telwatch: dbus: " + message + "\n"
+        let program = CommandLine.arguments.first.flatMap { $0.split(separator: "/").last }.map(String.init) ?? "dbus"
+        var line = program + ": dbus: " + message + "\n"
         line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
     }
 
@@ -90,7 +95,7 @@ public final class Connection: LoopHook {
         dbus_connection_set_timeout_functions(
             connection, connectionAddTimeout, connectionRemoveTimeout, connectionToggleTimeout, context, nil)
         dbus_connection_add_filter(connection, connectionFilter, context, nil)
-        loop.addHook(self)
+        loop.addHook(loopDriver)
     }
 
     deinit { close() }
@@ -111,7 +116,7 @@ public final class Connection: LoopHook {
         timeouts.removeAll()
         subscriptions.removeAll()
         subscriptionOrder.removeAll()
-        loop.removeHook(self)
+        loop.removeHook(loopDriver)
         isConnected = false
         dbus_connection_unref(raw)
     }
@@ -296,7 +301,17 @@ public final class Connection: LoopHook {
 
     // MARK: Loop integration
 
-    func prepare() -> Double? {
+    /// Folds the connection into the loop's turns without making that a public face of `Connection`.
+    private final class LoopDriver: LoopHook {
+        unowned let connection: Connection
+        init(_ connection: Connection) { self.connection = connection }
+        func prepare() -> Double? { connection.prepare() }
+        func afterWait(now: Double) { connection.afterWait(now: now) }
+    }
+
+    private lazy var loopDriver = LoopDriver(self)
+
+    private func prepare() -> Double? {
         guard !isClosed else { return nil }
         while dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS {}
         var next: Double?
@@ -304,7 +319,7 @@ public final class Connection: LoopHook {
         return next
     }
 
-    func afterWait(now: Double) {
+    private func afterWait(now: Double) {
         guard !isClosed else { return }
         for (timeout, deadline) in timeouts where deadline <= now {
             guard timeouts[timeout] != nil else { continue }
@@ -342,8 +357,12 @@ public final class Connection: LoopHook {
         } else if let source = watchSources[fd] {
             source.setEvents(events)
         } else if isConnected, !isClosed {
-            watchSources[fd] = try? loop.watch(fd: fd, events: events) { [unowned self] ready in
-                self.handleIO(fd: fd, ready: ready)
+            do {
+                watchSources[fd] = try loop.watch(fd: fd, events: events) { [unowned self] ready in
+                    self.handleIO(fd: fd, ready: ready)
+                }
+            } catch {
+                onWarning("cannot watch the bus socket (\(error)): messages on it will not be read")
             }
         }
     }

@@ -17,8 +17,6 @@ public enum DBusError: Error, Equatable, CustomStringConvertible {
     case connectionFailed(String)
     /// The connection is closed or was lost.
     case disconnected
-    /// An operating-system call failed.
-    case system(call: String, errno: Int32)
 
     public static let noReplyName = "org.freedesktop.DBus.Error.NoReply"
     public static let timeoutName = "org.freedesktop.DBus.Error.Timeout"
@@ -39,7 +37,6 @@ public enum DBusError: Error, Equatable, CustomStringConvertible {
         case .invalidArgument(let what): return "invalid argument: \(what)"
         case .connectionFailed(let why): return "cannot connect to the bus: \(why)"
         case .disconnected: return "the bus connection is closed"
-        case .system(let call, let code): return "\(call): \(String(cString: strerror(code)))"
         }
     }
 
@@ -51,7 +48,4 @@ public enum DBusError: Error, Equatable, CustomStringConvertible {
         if name == noReplyName || name == timeoutName { return .timedOut(message) }
         return .remote(name: name, message: message)
     }
-
-    /// The failure of a system call that just set errno.
-    public static func lastSystemError(_ call: String) -> DBusError { .system(call: call, errno: errno) }
 }

@@ -1,5 +1,6 @@
 import DBus
 import Glibc
+import Loop
 
 /// `telwatch demo`: the whole pipeline against the built-in simulator on a private bus, so a
 /// newcomer sees exactly what a phone would print, with no modem and no system bus.
@@ -65,7 +66,7 @@ enum DemoCommand {
             let bus = try PrivateBus()
             defer { bus.stop() }
             options.bus = .address(bus.address)
-            options.backend = .modemmanager
+            options.backend = .modemManager
             options.stateDirectory = bus.directory + "/state"
             let loop = try EventLoop()
             // The phone's side: a simulated ModemManager and logind on their own connection.

@@ -28,18 +28,15 @@ struct Doctor {
         do {
             connection = try BusSession(options.bus).connection
         } catch {
-            check(false, "\(options.bus.label) bus: \(error)",
+            check(false, "\(options.bus) bus: \(error)",
                   fix: options.bus == .system ? "is dbus running? (systemctl status dbus)" : "pass --bus with a reachable bus")
             return ExitStatus.busUnavailable
         }
         defer { connection.close() }
-        check(true, "\(options.bus.label) bus reachable as \(connection.uniqueName)")
+        check(true, "\(options.bus) bus reachable as \(connection.uniqueName)")
 
-        let wantsModemManager = options.backend != .ofono
-        let wantsOfono = options.backend != .modemmanager
         var anyStack = false
-        if wantsModemManager { anyStack = checkModemManager(connection) || anyStack }
-        if wantsOfono { anyStack = checkOfono(connection) || anyStack }
+        for kind in options.backend.kinds { anyStack = checkStack(kind, on: connection) || anyStack }
         if !anyStack {
             check(false, "no telephony stack is running on this bus",
                   fix: "start ModemManager (systemctl start ModemManager) or oFono (systemctl start ofono); "
@@ -59,53 +56,29 @@ struct Doctor {
                                      member: "GetNameOwner", name, timeout: 5).decode(String.self)
     }
 
-    private mutating func checkModemManager(_ connection: Connection) -> Bool {
-        let name = "org.freedesktop.ModemManager1"
-        guard let owner = owner(of: name, on: connection) else {
-            check(options.backend == .auto, "ModemManager is not running (\(name) has no owner)",
-                  fix: "systemctl start ModemManager, or use --backend ofono")
+    /// Says what the stack's own probe found; returns whether it runs.
+    private mutating func checkStack(_ kind: BackendKind, on connection: Connection) -> Bool {
+        let stack = kind == .modemManager ? "ModemManager" : "oFono"
+        let other = kind == .modemManager ? BackendKind.ofono : .modemManager
+        switch BackendProbe.probe(kind, on: connection) {
+        case .absent:
+            check(options.backend == .auto, "\(stack) is not running (\(kind.serviceName) has no owner)",
+                  fix: "systemctl start \(kind == .modemManager ? "ModemManager" : "ofono"), "
+                      + "or use --backend \(other.rawValue)")
             return false
-        }
-        do {
-            let reply = try connection.callBlocking(destination: name, path: "/org/freedesktop/ModemManager1",
-                                                    interface: BusDaemon.objectManagerInterface,
-                                                    member: "GetManagedObjects", timeout: 5)
-            let objects = try reply.decode([ObjectPath: [String: PropertyMap]].self)
-            let voice = objects.values.filter { $0["org.freedesktop.ModemManager1.Modem.Voice"] != nil }.count
-            check(true, "ModemManager running as \(owner): \(objects.count) modem\(objects.count == 1 ? "" : "s"), "
-                  + "\(voice) with voice")
-            if objects.count > 0 && voice == 0 {
+        case .running(let owner, let modems, let voice):
+            check(true, "\(stack) running as \(owner): \(modems) modem\(modems == 1 ? "" : "s"), \(voice) with voice")
+            if kind == .modemManager && modems > 0 && voice == 0 {
                 note("no modem offers voice calls yet (a modem must be enabled; mmcli -m 0 -e)")
             }
-        } catch {
-            check(false, "ModemManager running as \(owner) but its modems cannot be listed: \(error)",
-                  fix: "check ModemManager's logs (journalctl -u ModemManager)")
-        }
-        return true
-    }
-
-    private mutating func checkOfono(_ connection: Connection) -> Bool {
-        let name = "org.ofono"
-        guard let owner = owner(of: name, on: connection) else {
-            check(options.backend == .auto, "oFono is not running (\(name) has no owner)",
-                  fix: "systemctl start ofono, or use --backend modemmanager")
-            return false
-        }
-        do {
-            let reply = try connection.callBlocking(destination: name, path: "/", interface: "org.ofono.Manager",
-                                                    member: "GetModems", timeout: 5)
-            let modems = try reply.decode([PathProperties].self)
-            let voice = modems.filter {
-                ($0.properties["Interfaces"]?.value.as([String].self) ?? []).contains("org.ofono.VoiceCallManager")
-            }.count
-            check(true, "oFono running as \(owner): \(modems.count) modem\(modems.count == 1 ? "" : "s"), \(voice) with voice")
-        } catch let error as DBusError where error.name == "org.freedesktop.DBus.Error.AccessDenied" {
-            check(false, "oFono running as \(owner), but its policy does not let this user read calls "
+        case .refused(let owner, _):
+            check(false, "\(stack) running as \(owner), but its policy does not let this user read calls "
                   + "(telwatch still sees call signals, but cannot list calls live at start)",
                   fix: "install dist/dbus-1/telwatch-ofono.conf into /etc/dbus-1/system.d/ and add the user to the "
                       + "telwatch group, or run telwatch as root")
-        } catch {
-            check(false, "oFono running as \(owner) but GetModems failed: \(error)", fix: "check oFono's logs (journalctl -u ofono)")
+        case .failed(let owner, let why):
+            check(false, "\(stack) running as \(owner) but its modems cannot be listed: \(why)",
+                  fix: "check \(stack)'s logs (journalctl -u \(kind == .modemManager ? "ModemManager" : "ofono"))")
         }
         return true
     }
@@ -165,11 +138,11 @@ struct Doctor {
             check(true, lines.joined(separator: "\n  "))
             return
         }
-        let fix = record.lastOverrideLock == "held"
+        let fix = record.lastOverrideLock == .held
             ? "logind suspended despite telwatch's block lock: set LidSwitchIgnoreInhibited=no in "
                 + "/etc/systemd/logind.conf (the lid switch ignores inhibitors by default) and do not suspend "
                 + "with systemctl suspend -i; this clears at the next sleep with no call live"
-            : "the run held no lock that blocks sleep (lock \(record.lastOverrideLock ?? "?")): see the inhibitor "
+            : "the run held no lock that blocks sleep (lock \(record.lastOverrideLock?.rawValue ?? "?")): see the inhibitor "
                 + "check above and --inhibit; this clears at the next sleep with no call live"
         check(false, lines.joined(separator: "\n  "), fix: fix)
     }

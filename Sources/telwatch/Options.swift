@@ -1,5 +1,7 @@
 import DBus
 import Glibc
+import CallMonitor
+import Loop
 
 /// A mistake in how telwatch was called: one line on stderr and exit status 2.
 struct UsageError: Error, CustomStringConvertible {
@@ -22,11 +24,10 @@ enum ExitStatus {
 
 /// Settings of `telwatch watch`, from a config file and then from flags (flags win).
 struct WatchOptions {
-    enum Backend: String { case auto, modemmanager, ofono }
     enum Verbosity { case quiet, normal, verbose }
 
-    var backend = Backend.auto
-    var bus = BusChoice.system
+    var backend = BackendSelection.auto
+    var bus = BusAddress.system
     var json = false
     /// nil = take no inhibitor lock.
     var inhibitWhat: String? = "sleep"
@@ -55,23 +56,20 @@ struct BusSession {
     let loop: EventLoop
     let connection: Connection
 
-    init(_ bus: BusChoice) throws {
+    init(_ bus: BusAddress) throws {
         loop = try EventLoop()
-        connection = try Connection(bus.address, loop: loop)
+        connection = try Connection(bus, loop: loop)
+        connection.onWarning = { warn("dbus: " + $0) }
     }
 }
 
-/// `--bus system|session|ADDRESS`.
-enum BusChoice: Equatable {
-    case system, session, address(String)
-
-    init(_ text: String) throws {
-        switch text {
-        case "system": self = .system
-        case "session": self = .session
-        case _ where text.contains(":") && text.contains("="): self = .address(text)
-        default: throw UsageError("--bus takes system, session or a D-Bus address such as unix:path=/run/bus, not '\(text)'")
+enum Parse {
+    /// `--bus system|session|ADDRESS`.
+    static func bus(_ text: String) throws -> BusAddress {
+        guard let bus = BusAddress(text) else {
+            throw UsageError("--bus takes system, session or a D-Bus address such as unix:path=/run/bus, not '\(text)'")
         }
+        return bus
     }
 }
 
@@ -116,7 +114,7 @@ struct ArgumentCursor {
     }
 }
 
-enum Parse {
+extension Parse {
     static func seconds(_ text: String, for option: String, allowZero: Bool = false) throws -> Double {
         var number = text
         var scale = 1.0
@@ -165,11 +163,11 @@ extension WatchOptions {
         let option = "--" + name
         switch name {
         case "backend":
-            guard let backend = Backend(rawValue: value) else {
+            guard let backend = BackendSelection(rawValue: value) else {
                 throw UsageError("--backend takes auto, modemmanager or ofono, not '\(value)'")
             }
             self.backend = backend
-        case "bus": bus = try BusChoice(value)
+        case "bus": bus = try Parse.bus(value)
         case "json": json = try Parse.bool(value, for: option)
         case "inhibit": (inhibitWhat, inhibitMode) = try Parse.inhibit(value)
         case "hooks": hooksDirectory = value

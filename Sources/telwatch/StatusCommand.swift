@@ -1,6 +1,8 @@
 import BGRunManager
 import CallMonitor
 import DBus
+import Loop
+import Pipeline
 
 /// `telwatch status`: a one-shot look at the calls live now and the run the daemon recorded.
 enum StatusCommand {
@@ -19,7 +21,7 @@ enum StatusCommand {
         }
         let (loop, connection) = (bus.loop, bus.connection)
         defer { connection.close() }
-        let selection = BackendSelection(rawValue: options.backend.rawValue) ?? .auto
+        let selection = options.backend
         var pending = Set(selection.kinds)
         var states: [BackendKind: String] = [:]
         let monitor = CallMonitor(connection: connection, backends: selection, onEvents: { _ in }, onNotice: { notice in
@@ -46,15 +48,18 @@ enum StatusCommand {
         let record = directory.flatMap { RunStateStore.read(directory: $0) }
         let sleep = directory.flatMap { RunStateStore.readSleep(directory: $0) }
         let now = wallClockNow()
-        let format = CallEventFormat(redactNumbers: false)
+        let schema = EventSchema()
 
         if options.json {
             var text = "{\"backends\":{"
             text += selection.kinds.map { JSONObject.quote($0.rawValue) + ":" + JSONObject.quote(states[$0] ?? "unknown") }
                 .joined(separator: ",")
             text += "},\"calls\":["
-            text += calls.compactMap { format.json(.transition($0, previous: nil), time: now, liveCalls: calls.count) }
-                .joined(separator: ",")
+            text += calls.map { call in
+                var object = JSONObject()
+                _ = schema.write(.transition(call, previous: nil), time: now, liveCalls: calls.count, into: &object)
+                return object.line
+            }.joined(separator: ",")
             text += "],\"run\":"
             if let record {
                 var run = JSONObject()
@@ -64,7 +69,7 @@ enum StatusCommand {
                 run.add("started_at", time: record.startedAt)
                 run.add("held_for", seconds: record.heldFor(at: now))
                 run.add("holders", record.holders)
-                run.add("lock", record.lock)
+                run.add("lock", record.lock.rawValue)
                 run.add("lease_left", seconds: record.leaseLeft(at: now))
                 text += run.line
             } else {
@@ -107,7 +112,7 @@ enum SleepStatus {
         object.add("overrides", record.overrides)
         object.add("last_override_at", time: record.lastOverrideAt)
         object.add("last_override_run", record.lastOverrideRun)
-        object.add("last_override_lock", record.lastOverrideLock)
+        object.add("last_override_lock", record.lastOverrideLock?.rawValue)
         return object.line
     }
 
@@ -123,7 +128,7 @@ enum SleepStatus {
         if record.overrides > 0, let at = record.lastOverrideAt {
             lines.append("sleep: \(record.overrides) sleep\(record.overrides == 1 ? "" : "s") with a call live, the last "
                          + "\(Timestamp.readable(at)) (run \(record.lastOverrideRun?.prefix(8) ?? "?"), lock "
-                         + "\(record.lastOverrideLock ?? "?"))")
+                         + "\(record.lastOverrideLock?.rawValue ?? "?"))")
         }
         return lines
     }

@@ -14,7 +14,7 @@ enum WatchCommand {
             let session = try WatchSession(options: options, loop: loop, connection: connection, output: LineWriter(fd: 1))
             session.onFinished = { loop.stop() }
             if options.verbosity == .verbose {
-                session.onReady = { warn("ready: following \(options.backend.rawValue) on the \(options.bus.label) bus") }
+                session.onReady = { warn("ready: following \(options.backend.rawValue) on the \(options.bus) bus") }
             }
             try session.start()
             loop.run()

@@ -2,20 +2,20 @@ import BGRunManager
 import CallMonitor
 import DBus
 import Glibc
+import Loop
+import Pipeline
 
-/// The watch pipeline: bus → CallMonitor → (stdout line, TelManager → runs and hooks).
+/// The watch pipeline, assembled from the options: bus → CallMonitor → tracker → sinks.
 /// `telwatch watch` runs it against a real stack, `telwatch demo` against the built-in simulator;
-/// the output is the same either way.
+/// the output is the same either way. The order of the sinks is set here, once
+/// (docs/ARCHITECTURE.md, "The pipeline"): warnings, the event stream, runs, call hooks.
 final class WatchSession {
     let options: WatchOptions
     let loop: EventLoop
     let connection: Connection
-    private let output: LineWriter
-    private let callFormat: CallEventFormat
+    private let pipeline: EventPipeline
     private var monitor: CallMonitor!
     private var runs: BGRunManager?
-    private var hooks: HookRunner?
-    private var telManager: TelManager!
     private var sleep: SleepCoordinator?
     private var signalSource: SignalSource?
     private var pendingSync: Set<BackendKind>
@@ -33,19 +33,42 @@ final class WatchSession {
         self.options = options
         self.loop = loop
         self.connection = connection
-        self.output = output
-        callFormat = CallEventFormat(redactNumbers: options.redactNumbers)
-        let selection = BackendSelection(rawValue: options.backend.rawValue) ?? .auto
-        pendingSync = Set(selection.kinds)
+        pendingSync = Set(options.backend.kinds)
+        var liveCalls: () -> Int = { 0 }
+        pipeline = EventPipeline(liveCalls: { liveCalls() })
 
+        pipeline.append(WarningSink(verbosity: options.verbosity))
+        let stream = OutputSink(output: output, json: options.json, verbosity: options.verbosity,
+                                schema: EventSchema(redactNumbers: options.redactNumbers))
+        // The reader is gone (`telwatch | head`): stop once this event has been delivered.
+        stream.onBroken = { [weak self] in self?.loop.soon { self?.stop(status: ExitStatus.success) } }
+        pipeline.append(stream)
+
+        var hooks: HookRunner?
         if options.hooksDirectory != nil || !options.hookCommands.isEmpty {
             // Hooks write to telwatch's stderr: stdout belongs to the event stream (`| jq`).
             let runner = HookRunner(loop: loop, settings: HookSettings(
                 directory: options.hooksDirectory, commands: options.hookCommands, timeout: options.hookTimeout,
                 stdout: .fd(2), stderr: .fd(2)))
-            runner.onOutcome = { [weak self] outcome in self?.report(outcome) }
+            runner.onOutcome = { [weak self] outcome in self?.pipeline.send(.hook(outcome)) }
             hooks = runner
         }
+        // A run left open by a killed predecessor is reported (and its hooks run) as the run
+        // manager starts: the sinks that show it are already in place.
+        runs = try BGRunManager(loop: loop, lockBus: connection, configuration: runConfiguration(),
+                                hooks: hooks) { [weak self] event in self?.pipeline.send(.run(event)) }
+        let telManager = TelManager(runs: runs)
+        pipeline.append(telManager)
+        if let hooks { pipeline.append(CallHookSink(hooks: hooks, runs: telManager)) }
+
+        let monitor = CallMonitor(connection: connection, backends: options.backend, onEvents: { [weak self] events in
+            self?.pipeline.send(.calls(events, time: wallClockNow()))
+        }, onNotice: { [weak self] notice in self?.noticed(notice) })
+        self.monitor = monitor
+        liveCalls = { [unowned monitor] in monitor.liveCallCount }
+    }
+
+    private func runConfiguration() -> RunConfiguration {
         var configuration = RunConfiguration()
         configuration.lock = options.inhibitWhat.map {
             InhibitorRequest(what: $0, who: "telwatch", why: "a call is in progress", mode: options.inhibitMode)
@@ -57,24 +80,18 @@ final class WatchSession {
         configuration.heartbeat = options.heartbeat
         configuration.lease = options.lease
         configuration.stateDirectory = options.stateDirectory ?? RunStateStore.defaultDirectory()
-        runs = try BGRunManager(loop: loop, lockBus: connection, configuration: configuration, hooks: hooks) {
-            [weak self] event in self?.report(event)
-        }
-        telManager = TelManager(runs: runs, hooks: hooks)
-        monitor = CallMonitor(connection: connection, backends: selection, onEvents: { [weak self] events in
-            self?.report(events)
-        }, onNotice: { [weak self] notice in self?.report(notice) })
+        return configuration
     }
 
     /// Follows the stacks until SIGINT/SIGTERM, a lost bus, or a closed stdout.
     func start() throws {
         signalSource = try loop.signals([SIGINT, SIGTERM, SIGUSR1]) { [weak self] signal in
             guard let self else { return }
-            if signal == SIGUSR1 { self.printStats("stats") } else { self.stop(status: ExitStatus.success) }
+            if signal == SIGUSR1 { self.sendStats(.stats) } else { self.stop(status: ExitStatus.success) }
         }
         connection.onDisconnect = { [weak self] in
             guard let self else { return }
-            warn("lost the \(self.options.bus.label) bus; stopping (a supervisor should restart telwatch)")
+            warn("lost the \(self.options.bus) bus; stopping (a supervisor should restart telwatch)")
             self.monitor.connectionLost()
             self.stop(status: ExitStatus.busUnavailable)
         }
@@ -83,7 +100,7 @@ final class WatchSession {
         sleep = try SleepCoordinator(
             connection: connection, runs: runs,
             settings: SleepSettings(delayLock: options.sleepDelayLock, resumeGrace: options.resumeGrace),
-            onEvent: { [weak self] event in self?.report(event) },
+            onEvent: { [weak self] event in self?.pipeline.send(.sleep(event)) },
             onResume: { [weak self] in self?.monitor.resync() })
     }
 
@@ -98,75 +115,17 @@ final class WatchSession {
         exitStatus = status
         sleep?.stop()
         monitor.stop()
-        telManager.shutdown { [weak self] in
+        pipeline.finish { [weak self] in
             guard let self else { return }
-            if self.options.json { self.printStats("exit") }
+            self.sendStats(.exit)
             self.signalSource?.cancel()
             self.onFinished?()
         }
     }
 
-    // MARK: Output
-
-    private func emit(_ line: String?) {
-        guard let line else { return }
-        output.write(line)
-        if output.isBroken { stop(status: ExitStatus.success) }  // the reader is gone: `telwatch | head`
-    }
-
-    private func emit(_ object: JSONObject?) {
-        guard let object else { return }
-        output.write(line: object.lineBytes)
-        if output.isBroken { stop(status: ExitStatus.success) }
-    }
-
-    private func report(_ events: [TrackerEvent]) {
+    private func noticed(_ notice: BackendNotice) {
         let now = wallClockNow()
-        let live = monitor.liveCallCount
-        // The tracker alone knows which calls are missed (after a resume the snapshot cannot tell).
-        var missed: Set<String> = []
-        for case .missed(let call) in events { missed.insert(call.id) }
-        for event in events {
-            if options.json {
-                emit(callFormat.jsonObject(event, time: now, liveCalls: live, missed: missed.contains(event.call.id)))
-            } else {
-                emit(callFormat.text(event, time: now, liveCalls: live))
-            }
-        }
-        telManager.handle(events)
-    }
-
-    private func report(_ event: SleepEvent) {
-        if let warning = ServiceEventFormat.warning(event), options.verbosity != .quiet { warn(warning) }
-        let live = monitor?.liveCallCount ?? 0
-        if options.json {
-            emit(ServiceEventFormat.json(event, liveCalls: live))
-        } else if options.verbosity == .verbose
-            || (options.verbosity == .normal && ServiceEventFormat.isShownByDefault(event)) {
-            emit(ServiceEventFormat.text(event, liveCalls: live))
-        }
-    }
-
-    private func report(_ event: RunEvent) {
-        if let warning = ServiceEventFormat.warning(event), options.verbosity != .quiet { warn(warning) }
-        if options.json {
-            emit(ServiceEventFormat.json(event, liveCalls: monitor?.liveCallCount ?? 0))
-        } else if options.verbosity == .verbose
-            || (options.verbosity == .normal && ServiceEventFormat.isShownByDefault(event)) {
-            emit(ServiceEventFormat.text(event))
-        }
-    }
-
-    private func report(_ notice: BackendNotice) {
-        if ServiceEventFormat.isWarning(notice) {
-            if options.verbosity != .quiet { warn(notice.description) }
-        }
-        let now = wallClockNow()
-        if options.json {
-            emit(ServiceEventFormat.json(notice, time: now))
-        } else if options.verbosity != .quiet {
-            emit(ServiceEventFormat.text(notice, time: now))
-        }
+        pipeline.send(.backend(notice, time: now))
         switch notice {
         case .synced(let kind, _, _), .serviceAbsent(let kind), .syncRefused(let kind, _), .syncFailed(let kind, _):
             pendingSync.remove(kind)
@@ -174,33 +133,13 @@ final class WatchSession {
         }
         if pendingSync.isEmpty && !isReady {
             isReady = true
-            if options.json {
-                var object = JSONObject()
-                object.add("event", "ready")
-                object.add("time", time: now)
-                object.add("live_calls", monitor.liveCallCount)
-                emit(object.line)
-            }
+            pipeline.send(.ready(time: now))
             onReady?()
         }
     }
 
-    private func report(_ outcome: HookOutcome) {
-        let command = outcome.command.joined(separator: " ")
-        if !outcome.result.isSuccess, options.verbosity != .quiet {
-            warn("hook \(command) for \(outcome.event): \(outcome.result)")
-        } else if options.verbosity == .verbose {
-            warn("hook \(command) for \(outcome.event): \(outcome.result) in \(Duration.text(outcome.duration))")
-        }
-    }
-
-    private func printStats(_ name: String) {
-        var object = JSONObject()
-        object.add("event", name)
-        object.add("time", time: wallClockNow())
-        object.add("signals", Int(monitor.decodedSignals))
-        object.add("uptime", seconds: monotonicNow() - startedAt)
-        object.add("live_calls", monitor.liveCallCount)
-        if options.json { output.write(object.line) } else { warn(object.line) }
+    private func sendStats(_ occasion: ServiceStats.Occasion) {
+        pipeline.send(.stats(ServiceStats(occasion: occasion, time: wallClockNow(), signals: monitor.decodedSignals,
+                                          uptime: monotonicNow() - startedAt)))
     }
 }

@@ -1,6 +1,7 @@
 import BGRunManager
 import DBus
 import Glibc
+import Loop
 import TestSupport
 import XCTest
 
@@ -20,7 +21,7 @@ final class BGRunManagerTests: RunTestCase {
         XCTAssertEqual(record.reason, "incoming")
         XCTAssertEqual(record.pid, getpid())
         XCTAssertEqual(record.holders, 2)
-        XCTAssertEqual(record.lock, "held")
+        XCTAssertEqual(record.lock, .held)
         XCTAssertEqual(try XCTUnwrap(record.leaseLeft(at: wallClockNow())), 4 * 3600, accuracy: 60)
 
         XCTAssertTrue(manager.leave("a"))
@@ -32,7 +33,7 @@ final class BGRunManagerTests: RunTestCase {
         XCTAssertTrue(manager.leave("b"))
         XCTAssertFalse(manager.isRunning)
         let stopped = try XCTUnwrap(events { $0.stopReason != nil }.last)
-        guard case .stopped(let run, "idle", let duration) = stopped.kind else { return XCTFail("\(stopped)") }
+        guard case .stopped(let run, .idle, let duration) = stopped.kind else { return XCTFail("\(stopped)") }
         XCTAssertEqual(run.firstHolder, "a")
         XCTAssertGreaterThan(duration, 0)
         XCTAssertEqual(stopped.time, wallClockNow(), accuracy: 5, "events carry wall-clock time")
@@ -98,7 +99,7 @@ final class BGRunManagerTests: RunTestCase {
                        [Inhibitor(what: "sleep", who: "telwatch", why: "telwatch background run", mode: "block")],
                        "the new logind has exactly our lock")
         XCTAssertEqual(names().filter { $0.hasPrefix("lock-") }, ["lock-taken", "lock-unavailable", "lock-retaken"])
-        XCTAssertEqual(RunStateStore.read(directory: stateDirectory)?.lock, "held")
+        XCTAssertEqual(RunStateStore.read(directory: stateDirectory)?.lock, .held)
         manager.leave("a")
         waitForNoInhibitors()
     }
@@ -113,10 +114,10 @@ final class BGRunManagerTests: RunTestCase {
         manager.join("a", reason: "test")
         let warning = waitForEvent("lock-unavailable") { $0.isLockUnavailable }
         XCTAssertTrue(warning?.isWarning ?? false)
-        XCTAssertTrue(warning?.fields.first?.value.contains("nothing is inhibited") ?? false, "\(String(describing: warning))")
+        XCTAssertTrue(warning?.fields.first?.value.description.contains("nothing is inhibited") ?? false, "\(String(describing: warning))")
         waitFor("the run command") { output.lines.contains("running") }
         XCTAssertTrue(manager.isRunning)
-        XCTAssertEqual(RunStateStore.read(directory: stateDirectory)?.lock, "unavailable")
+        XCTAssertEqual(RunStateStore.read(directory: stateDirectory)?.lock, .unavailable)
         manager.leave("a")
         waitForEvent("the run command's end") { $0.commandExit != nil }
         XCTAssertEqual(events { $0.stopReason != nil }.count, 1)
@@ -127,7 +128,7 @@ final class BGRunManagerTests: RunTestCase {
         busless.join("a", reason: "test")
         XCTAssertTrue(busless.isRunning)
         let last = events.last { $0.kind.isLockUnavailable }
-        XCTAssertEqual(last?.fields.first?.value, "no system bus connection: nothing is inhibited")
+        XCTAssertEqual(last?.fields.first?.value, .text("no system bus connection: nothing is inhibited"))
     }
 
     func testRunCommandRunsForTheWholeRunAndIsGoneAfterIt() throws {
@@ -418,7 +419,7 @@ final class BGRunManagerTests: RunTestCase {
     func testRunRecordKeepsAnyReasonAndTheStateDirectoryFollowsTheEnvironment() throws {
         let record = RunRecord(
             runID: "0123456789abcdef", reason: "a\\b\nc=d\r", pid: 42, startedAt: 1_700_000_000.25, updatedAt: 1_700_000_001,
-            holders: 2, lease: 14400, leaseExpiresAt: 1_700_014_400.5, lock: "held",
+            holders: 2, lease: 14400, leaseExpiresAt: 1_700_014_400.5, lock: .held,
             wakelock: KernelWakelock(name: "telwatch", directory: "/sys/power"))
         XCTAssertEqual(RunRecord(encoded: record.encoded), record)
         XCTAssertEqual(record.encoded.split(separator: "\n").count, 12, "one line per field")

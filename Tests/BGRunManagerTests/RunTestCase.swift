@@ -1,6 +1,7 @@
 import BGRunManager
 import DBus
 import Glibc
+import Loop
 import TestSupport
 import XCTest
 
@@ -106,7 +107,7 @@ extension RunEvent.Kind {
     var isExpired: Bool { if case .expired = self { return true }; return false }
     var isHeartbeat: Bool { if case .heartbeat = self { return true }; return false }
     var isStale: Bool { if case .staleRunRecovered = self { return true }; return false }
-    var stopReason: String? { if case .stopped(_, let reason, _) = self { return reason }; return nil }
+    var stopReason: String? { if case .stopped(_, let reason, _) = self { return reason.rawValue }; return nil }
     var commandExit: (status: ChildExit, early: Bool)? {
         if case .runCommandExited(_, let status, let early) = self { return (status, early) }
         return nil

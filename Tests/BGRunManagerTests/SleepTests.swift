@@ -1,6 +1,7 @@
 import BGRunManager
 import DBus
 import Glibc
+import Loop
 import TestSupport
 import XCTest
 
@@ -170,7 +171,7 @@ final class SleepTests: RunTestCase {
         waitForSleepEvent("sleep-overridden")
         XCTAssertEqual(sleepEvents.map(\.kind), [
             .sleep(runID: runID, holders: 1),
-            .overridden(runID: runID, lock: "held", inhibit: "sleep:block", holders: 1),
+            .overridden(runID: runID, lock: .held, inhibit: "sleep:block", holders: 1),
         ])
         XCTAssertTrue(sleepEvents[1].isWarning)
         let record = try XCTUnwrap(RunStateStore.readSleep(directory: stateDirectory))
@@ -178,7 +179,7 @@ final class SleepTests: RunTestCase {
         XCTAssertTrue(record.isAsleep)
         XCTAssertEqual(record.overrides, 1)
         XCTAssertEqual(record.lastOverrideRun, runID)
-        XCTAssertEqual(record.lastOverrideLock, "held")
+        XCTAssertEqual(record.lastOverrideLock, .held)
         XCTAssertEqual(record.lastOverrideAt, record.sleptAt)
 
         try harness.prepareForSleep(false)
@@ -203,7 +204,7 @@ final class SleepTests: RunTestCase {
     func testTheSleepRecordRoundTripsAndRejectsGarbage() {
         let record = SleepRecord(sleptAt: 1_700_000_000.25, resumedAt: 1_700_000_100.5, lastSleepOverridden: true,
                                  overrides: 3, lastOverrideAt: 1_700_000_000.25, lastOverrideRun: "00ab12cd34ef5678",
-                                 lastOverrideLock: "held")
+                                 lastOverrideLock: .held)
         XCTAssertEqual(SleepRecord(encoded: record.encoded), record)
         XCTAssertFalse(record.isAsleep)
         XCTAssertEqual(SleepRecord(encoded: SleepRecord().encoded), SleepRecord())

@@ -3,6 +3,7 @@ import Glibc
 import TestSupport
 import XCTest
 @testable import CallMonitor
+import Loop
 
 /// A private bus, the project's fake ModemManager / oFono on it, and a `CallMonitor` on its own
 /// connection collecting every event and notice. Mocks are driven through their control methods

@@ -1,5 +1,6 @@
 import DBus
 import Glibc
+import Loop
 import TestSupport
 import XCTest
 

@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import Glibc
+import Loop
 import TestSupport
 
 /// The project's simulated AT modem (`Tests/Fixtures/atmodem/atmodem.py`, Debian's python3) and

@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import Glibc
+import Loop
 import TestSupport
 
 /// The test's own connection to the private bus: blocking method calls, and bounded waits that

@@ -6,6 +6,7 @@
 import BGRunManager
 import DBus
 import Glibc
+import Loop
 
 func say(_ text: String) {
     var line = text + "\n"
@@ -22,7 +23,7 @@ func holdRun(_ arguments: [String]) throws {
     // A run command, to show it does not outlive a killed telwatch.
     configuration.command = ["sleep", "300"]
     let manager = try BGRunManager(loop: loop, lockBus: bus, configuration: configuration) { event in
-        say(([event.name] + event.fields.map { $0.key + "=" + $0.value }).joined(separator: " "))
+        say(([event.name] + event.fields.map { $0.key + "=" + $0.value.description }).joined(separator: " "))
     }
     manager.join("probe", reason: "probe")
     loop.run()

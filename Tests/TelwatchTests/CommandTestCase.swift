@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import Glibc
+import Loop
 import TestSupport
 import XCTest
 

@@ -1,5 +1,6 @@
 import DBus
 import Glibc
+import Loop
 
 /// Paths inside the repository, found from this source file.
 public enum Repository {

@@ -1,5 +1,6 @@
 import DBus
 import Glibc
+import Loop
 
 /// One entry of logind's `ListInhibitors`.
 public struct Inhibitor: Equatable, CustomStringConvertible {

@@ -1,6 +1,7 @@
-import CDBus
+import CLoop
 import DBus
 import Glibc
+import Loop
 
 /// Small file and process-table helpers for tests that look at what children did.
 public enum Files {
@@ -82,7 +83,7 @@ public enum ProcessTable {
     /// Waits (bounded) until `pid` has terminated — any process, not only our child — through a
     /// pidfd, which becomes readable at its end. True when it ended (or was already gone).
     public static func waitForEnd(_ pid: pid_t, timeout: Double) -> Bool {
-        let fd = cdbus_pidfd_open(pid)
+        let fd = cloop_pidfd_open(pid)
         guard fd >= 0 else { return !isAlive(pid) }
         defer { close(fd) }
         var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)

@@ -1,5 +1,6 @@
 import DBus
 import Glibc
+import Loop
 
 /// A process a test started. It dies with the test process (PR_SET_PDEATHSIG through setpriv), and
 /// `BusFixture.stop()` kills it by PID; stdout is read line by line with bounded waits.

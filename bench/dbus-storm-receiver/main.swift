@@ -2,6 +2,7 @@
 // decode every StateChanged(iiu) / PropertiesChanged(sa{sv}as), count, and report.
 import DBus
 import Glibc
+import Loop
 
 func writeLine(_ text: String, to fd: Int32 = 1) {
     var line = text + "\n"

@@ -1,34 +1,18 @@
 import BGRunManager
 import CallMonitor
 
-/// Run events and backend notices on stdout (text or JSON Lines), warnings on stderr.
-struct ServiceEventFormat {
-    /// Values that are numbers in the JSON schema; every other field is a string.
-    private static let numericKeys: Set<String> = ["duration", "elapsed", "count", "pid", "started_at"]
-
-    static func json(_ event: RunEvent, liveCalls: Int) -> String {
-        var object = JSONObject()
-        object.add("event", event.name)
-        object.add("time", time: event.time)
-        for (key, value) in event.fields {
-            if numericKeys.contains(key), let number = Double(value) {
-                if key == "pid" || key == "count" { object.add(key, Int(number)) } else { object.add(key, seconds: number) }
-            } else {
-                object.add(key, value)
-            }
-        }
-        object.add("live_calls", liveCalls)
-        return object.line
-    }
-
+/// Run and sleep events and backend notices as text lines for people, and the warnings among
+/// them as stderr lines (programs read the JSON: `EventSchema`). Which events are warnings is
+/// the events' own `isWarning`; this only words them.
+enum ServiceEventFormat {
     static func text(_ event: RunEvent) -> String {
         let time = Timestamp.localClock(event.time)
-        let name = event.name.padding(12)
+        let name = event.name.padded(to: 12)
         switch event.kind {
         case .started(let run):
             return "\(time) \(name) \(run.id.prefix(8)) for \(run.reason) call \(run.firstHolder.prefix(8))"
         case .stopped(let run, let reason, let duration):
-            return "\(time) \(name) \(run.id.prefix(8)) after \(Duration.text(duration)) (\(reason))"
+            return "\(time) \(name) \(run.id.prefix(8)) after \(Duration.text(duration)) (\(reason.rawValue))"
         case .expired(let run, let duration):
             return "\(time) \(name) \(run.id.prefix(8)) after \(Duration.text(duration)): the lease ran out"
         case .lockTaken(let request), .lockRetaken(let request):
@@ -36,7 +20,7 @@ struct ServiceEventFormat {
         case .heartbeat(let runID, let count, let elapsed):
             return "\(time) \(name) \(runID.prefix(8)) #\(count) after \(Duration.text(elapsed))"
         default:
-            let fields = event.fields.map { "\($0.key)=\(TerminalText.field($0.value))" }.joined(separator: " ")
+            let fields = event.fields.map { "\($0.key)=\(fieldText($0.value))" }.joined(separator: " ")
             return "\(time) \(name) \(fields)"
         }
     }
@@ -49,47 +33,37 @@ struct ServiceEventFormat {
         }
     }
 
-    static func warning(_ event: RunEvent) -> String? {
+    /// The stderr line of a run event whose `isWarning` holds.
+    static func warning(_ event: RunEvent) -> String {
         switch event.kind {
         case .lockUnavailable(let why): return "nothing keeps the device awake during this run: \(why)"
         case .wakelockUnavailable(let why): return "no kernel wakelock: \(why)"
+        case .wakelockReleaseFailed(let why): return "the kernel wakelock could not be released: \(why)"
+        case .timerUnavailable(let why): return "run: \(why)"
         case .runCommandFailed(let why): return "the run command could not start: \(why)"
-        case .runCommandExited(let pid, let status, true): return "the run command (pid \(pid)) \(status) while the run went on"
+        case .runCommandExited(let pid, let status, _): return "the run command (pid \(pid)) \(status) while the run went on"
         case .staleRunRecovered(let record):
             return "a run left open by telwatch pid \(record.pid) (started \(Timestamp.localClock(record.startedAt)), "
                 + "\(record.reason)) was closed; its run-stopped hooks run with reason stale"
         case .stateError(let why): return "state directory: \(why)"
-        default: return nil
+        default: return "\(event.name): " + event.fields.map { "\($0.key)=\(fieldText($0.value))" }.joined(separator: " ")
+        }
+    }
+
+    /// A typed field as a word in a `key=value` line: escaped, never empty.
+    static func fieldText(_ value: FieldValue) -> String {
+        switch value {
+        case .seconds(let seconds): return seconds.map(Duration.text).map(TerminalText.field) ?? "-"
+        case .time(let time): return time.map(Timestamp.localClock) ?? "-"
+        default: return TerminalText.field(value.description)
         }
     }
 
     // MARK: Sleep and resume
 
-    /// `{"event":"sleep","time":…,"run_id":null,"holders":0,"live_calls":0}` and the like.
-    static func json(_ event: SleepEvent, liveCalls: Int) -> String? {
-        // Ignored and malformed signals are warnings only, as for the call backends.
-        switch event.kind {
-        case .signalIgnored, .malformedSignal: return nil
-        default: break
-        }
-        var object = JSONObject()
-        object.add("event", event.name)
-        object.add("time", time: event.time)
-        for (key, value) in event.fields {
-            switch value {
-            case .text(let text): object.add(key, text)
-            case .seconds(let seconds): object.add(key, seconds: seconds)
-            case .count(let count): object.add(key, count)
-            case .flag(let flag): object.add(key, flag)
-            }
-        }
-        object.add("live_calls", liveCalls)
-        return object.line
-    }
-
     static func text(_ event: SleepEvent, liveCalls: Int) -> String? {
         let time = Timestamp.localClock(event.time)
-        let name = event.name.padding(12)
+        let name = event.name.padded(to: 12)
         switch event.kind {
         case .sleep(let runID, _):
             let calls = liveCalls == 0 ? "no call live" : "\(liveCalls) call\(liveCalls == 1 ? "" : "s") live"
@@ -106,14 +80,7 @@ struct ServiceEventFormat {
         case .signalIgnored, .malformedSignal:
             return nil
         default:
-            let fields = event.fields.map { field -> String in
-                switch field.value {
-                case .text(let text): return "\(field.key)=\(TerminalText.field(text ?? ""))"
-                case .seconds(let seconds): return "\(field.key)=\(seconds.map(Duration.text).map(TerminalText.field) ?? "-")"
-                case .count(let count): return "\(field.key)=\(count)"
-                case .flag(let flag): return "\(field.key)=\(flag)"
-                }
-            }.joined(separator: " ")
+            let fields = event.fields.map { "\($0.key)=\(fieldText($0.value))" }.joined(separator: " ")
             return "\(time) \(name) \(fields)"
         }
     }
@@ -126,11 +93,12 @@ struct ServiceEventFormat {
         }
     }
 
-    static func warning(_ event: SleepEvent) -> String? {
+    /// The stderr line of a sleep event whose `isWarning` holds.
+    static func warning(_ event: SleepEvent) -> String {
         switch event.kind {
         case .overridden(let runID, let lock, let inhibit, let holders):
             let calls = "\(holders) call\(holders == 1 ? "" : "s") live, run \(runID.prefix(8))"
-            if lock == "held" {
+            if lock == .held {
                 return "the system went to sleep with \(calls): logind overrode its \(inhibit) lock "
                     + "(a forced suspend, or a lid switch that ignores inhibitors: LidSwitchIgnoreInhibited=)"
             }
@@ -144,65 +112,22 @@ struct ServiceEventFormat {
         case .malformedSignal(let signature):
             return "skipped: PrepareForSleep from logind with signature '\(TerminalText.escape(signature))'"
         case .stateError(let why): return "state directory: \(why)"
-        default: return nil
+        default: return event.name
         }
     }
 
     // MARK: Backend notices
 
-    static func status(_ notice: BackendNotice) -> String? {
-        switch notice {
-        case .serviceAppeared: return "appeared"
-        case .serviceVanished: return "vanished"
-        case .serviceAbsent: return "absent"
-        case .synced: return "synced"
-        case .syncRefused: return "sync-refused"
-        case .syncFailed: return "sync-failed"
-        default: return nil
-        }
-    }
-
-    static func json(_ notice: BackendNotice, time: Double) -> String? {
-        guard let status = status(notice) else { return nil }
-        var object = JSONObject()
-        object.add("event", "backend")
-        object.add("time", time: time)
-        object.add("backend", notice.backend.rawValue)
-        object.add("status", status)
-        switch notice {
-        case .serviceAppeared(_, let owner): object.add("owner", owner)
-        case .synced(_, let modems, let calls): object.add("modems", modems); object.add("calls", calls)
-        case .syncRefused(_, let why), .syncFailed(_, let why): object.add("message", why)
-        default: break
-        }
-        return object.line
-    }
-
     static func text(_ notice: BackendNotice, time: Double) -> String? {
-        guard let status = status(notice) else { return nil }
-        let head = "\(Timestamp.localClock(time)) \(notice.backend.rawValue.padding(12))"
+        guard let status = notice.status else { return nil }
+        let head = "\(Timestamp.localClock(time)) \(notice.backend.rawValue.padded(to: 12))"
         switch notice {
         case .serviceAppeared(_, let owner): return "\(head) running as \(owner)"
         case .serviceVanished: return "\(head) stopped: its live calls ended (backend-lost)"
         case .serviceAbsent: return "\(head) not running; waiting for it"
         case .synced(_, let modems, let calls):
             return "\(head) synced: \(modems) voice modem\(modems == 1 ? "" : "s"), \(calls) call\(calls == 1 ? "" : "s") listed"
-        default: return "\(head) \(status)"
+        default: return "\(head) \(status.rawValue)"
         }
-    }
-
-    /// Notices that are problems: stderr, whatever the output format.
-    static func isWarning(_ notice: BackendNotice) -> Bool {
-        switch notice {
-        case .syncRefused, .syncFailed, .callUnreadable, .rejectedSignal, .rejectedSuppressed, .malformed,
-             .malformedSuppressed: return true
-        default: return false
-        }
-    }
-}
-
-extension String {
-    func padding(_ width: Int) -> String {
-        count >= width ? self : self + String(repeating: " ", count: width - count)
     }
 }

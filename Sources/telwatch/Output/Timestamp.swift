@@ -1,29 +1,7 @@
 import Glibc
 
-/// Timestamps for output: RFC 3339 in UTC with milliseconds for JSON, local wall time for text.
+/// Local wall-clock times for text output (JSON writes RFC 3339: `JSONObject.appendRFC3339`).
 enum Timestamp {
-    /// `2026-11-29T14:03:12.345Z`, written digit by digit (this runs three times per JSON line).
-    static func appendRFC3339(_ seconds: Double, to bytes: inout [UInt8]) {
-        let (whole, milliseconds) = split(seconds)
-        var time = whole
-        var parts = tm()
-        gmtime_r(&time, &parts)
-        JSONObject.appendDigits(Int(parts.tm_year) + 1900, width: 4, to: &bytes)
-        bytes.append(UInt8(ascii: "-"))
-        JSONObject.appendDigits(Int(parts.tm_mon) + 1, width: 2, to: &bytes)
-        bytes.append(UInt8(ascii: "-"))
-        JSONObject.appendDigits(Int(parts.tm_mday), width: 2, to: &bytes)
-        bytes.append(UInt8(ascii: "T"))
-        JSONObject.appendDigits(Int(parts.tm_hour), width: 2, to: &bytes)
-        bytes.append(UInt8(ascii: ":"))
-        JSONObject.appendDigits(Int(parts.tm_min), width: 2, to: &bytes)
-        bytes.append(UInt8(ascii: ":"))
-        JSONObject.appendDigits(Int(parts.tm_sec), width: 2, to: &bytes)
-        bytes.append(UInt8(ascii: "."))
-        JSONObject.appendDigits(milliseconds, width: 3, to: &bytes)
-        bytes.append(UInt8(ascii: "Z"))
-    }
-
     /// `HH:MM:SS.mmm` in local time: what a person watching a terminal wants.
     static func localClock(_ seconds: Double) -> String {
         let (whole, milliseconds) = split(seconds)

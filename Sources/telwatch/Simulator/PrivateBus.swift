@@ -1,5 +1,6 @@
 import DBus
 import Glibc
+import Loop
 
 /// A throwaway `dbus-daemon` for the demo: system-bus semantics and a permissive policy, its
 /// socket in a fresh directory under $TMPDIR. It is stopped (by PID) and removed on `stop()`.

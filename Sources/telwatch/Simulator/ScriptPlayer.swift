@@ -1,4 +1,5 @@
 import DBus
+import Loop
 
 /// Plays simulator commands one after another on the event loop; `sleep` arms a timer instead
 /// of blocking, so the bus keeps being served while the script waits.

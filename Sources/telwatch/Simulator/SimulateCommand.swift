@@ -1,5 +1,6 @@
 import DBus
 import Glibc
+import Loop
 
 /// `telwatch simulate`: a fake ModemManager on a bus, driven by a script or by commands typed on
 /// stdin, so hooks and pipelines can be tried without a modem.
@@ -20,7 +21,7 @@ enum SimulateCommand {
     """
 
     static func run(_ arguments: [String]) -> Int32 {
-        var bus = BusChoice.session
+        var bus = BusAddress.session
         var modems = 1
         var exitWhenDone = false
         var scriptPath: String?
@@ -31,7 +32,7 @@ enum SimulateCommand {
                 case "--help", "-h":
                     LineWriter(fd: 1).write(help)
                     return ExitStatus.success
-                case "--bus": bus = try BusChoice(try cursor.value(for: argument))
+                case "--bus": bus = try Parse.bus(try cursor.value(for: argument))
                 case "--modems":
                     let text = try cursor.value(for: argument)
                     guard let count = Int(text), (0...16).contains(count) else {
@@ -67,11 +68,11 @@ enum SimulateCommand {
         let output = LineWriter(fd: 1)
         do {
             let loop = try EventLoop()
-            let connection = try Connection(bus.address, loop: loop)
+            let connection = try Connection(bus, loop: loop)
             let simulator = try SimulatedModemManager(connection: connection)
             for index in 0..<modems { try simulator.addModem(model: "Simulated Modem \(index)", announce: false) }
             try simulator.claimName()
-            output.write("simulator: \(SimulatedModemManager.busName) on the \(bus.label) bus as \(connection.uniqueName), "
+            output.write("simulator: \(SimulatedModemManager.busName) on the \(bus) bus as \(connection.uniqueName), "
                          + "\(modems) modem\(modems == 1 ? "" : "s")")
             let player = ScriptPlayer(simulator: simulator, loop: loop) { output.write("simulator: " + $0) }
             var status = ExitStatus.success
@@ -144,24 +145,6 @@ enum SimulateCommand {
         } catch {
             warn("simulate: \(error)")
             return ExitStatus.failure
-        }
-    }
-}
-
-extension BusChoice {
-    var address: BusAddress {
-        switch self {
-        case .system: return .system
-        case .session: return .session
-        case .address(let address): return .address(address)
-        }
-    }
-
-    var label: String {
-        switch self {
-        case .system: return "system"
-        case .session: return "session"
-        case .address(let address): return address
         }
     }
 }

@@ -1,5 +1,6 @@
 import DBus
 import Glibc
+import Loop
 
 /// Just enough of systemd-logind for the demo's private bus: `Manager.Inhibit` hands out a real
 /// descriptor (the read end of a pipe) and the lock lasts until every copy of it is closed, which
@@ -41,7 +42,7 @@ final class SimulatedLogind {
 
     private func inhibit(what: String, who: String, why: String, mode: String) throws -> UnixFD {
         var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw DBusError.lastSystemError("pipe") }
+        guard pipe(&fds) == 0 else { throw SystemError.last("pipe") }
         for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         let writeEnd = fds[1]
         // With every read end closed, the write end reports an error: the lock is released.

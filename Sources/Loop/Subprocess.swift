@@ -1,4 +1,4 @@
-import CDBus
+import CLoop
 import Glibc
 
 /// Starting child processes the way a daemon should: `posix_spawn` with an explicit argv and
@@ -17,7 +17,7 @@ public enum Subprocess {
         stdout: Output = .inherit, stderr: Output = .inherit, newProcessGroup: Bool = true
     ) throws -> pid_t {
         guard let program = arguments.first, !program.isEmpty else {
-            throw DBusError.invalidArgument("an empty command")
+            throw SystemError(call: "spawn", errno: EINVAL)
         }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -62,7 +62,7 @@ public enum Subprocess {
         let result: Int32 = program.contains("/")
             ? posix_spawn(&pid, program, &actions, &attributes, &argv, &envp)
             : posix_spawnp(&pid, program, &actions, &attributes, &argv, &envp)
-        guard result == 0 else { throw DBusError.system(call: "spawn \(program)", errno: result) }
+        guard result == 0 else { throw SystemError(call: "spawn \(program)", errno: result) }
         return pid
     }
 

@@ -3,11 +3,11 @@ import Glibc
 /// One JSON object written in a fixed key order: the JSON Lines schema is stable and readable.
 /// It is built as bytes, without intermediate strings: a storm of call events makes one line
 /// per event, and this is most of what a line costs.
-struct JSONObject {
-    private(set) var bytes: [UInt8]
+public struct JSONObject: EventFieldWriter {
+    public private(set) var bytes: [UInt8]
     private var empty = true
 
-    init() {
+    public init() {
         bytes = []
         bytes.reserveCapacity(640)
         bytes.append(UInt8(ascii: "{"))
@@ -23,23 +23,23 @@ struct JSONObject {
 
     private mutating func null() { bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C]) }
 
-    mutating func add(_ name: String, _ value: String?) {
+    public mutating func add(_ name: String, _ value: String?) {
         key(name)
         if let value { JSONObject.appendQuoted(value, to: &bytes) } else { null() }
     }
 
-    mutating func add(_ name: String, _ value: Bool) {
+    public mutating func add(_ name: String, _ value: Bool) {
         key(name)
         bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
     }
 
-    mutating func add(_ name: String, _ value: Int) {
+    public mutating func add(_ name: String, _ value: Int) {
         key(name)
         JSONObject.appendDecimal(value, to: &bytes)
     }
 
     /// Seconds with millisecond precision, or null.
-    mutating func add(_ name: String, seconds value: Double?) {
+    public mutating func add(_ name: String, seconds value: Double?) {
         key(name)
         guard let value, value.isFinite, abs(value) < 1e15 else { return null() }
         let milliseconds = Int((value * 1000).rounded())
@@ -51,24 +51,24 @@ struct JSONObject {
     }
 
     /// An RFC 3339 UTC time with milliseconds, or null.
-    mutating func add(_ name: String, time value: Double?) {
+    public mutating func add(_ name: String, time value: Double?) {
         key(name)
         guard let value else { return null() }
         bytes.append(UInt8(ascii: "\""))
-        Timestamp.appendRFC3339(value, to: &bytes)
+        JSONObject.appendRFC3339(value, to: &bytes)
         bytes.append(UInt8(ascii: "\""))
     }
 
     /// The finished object, without a newline.
-    var lineBytes: [UInt8] {
+    public var lineBytes: [UInt8] {
         var out = bytes
         out.append(UInt8(ascii: "}"))
         return out
     }
 
-    var line: String { String(decoding: lineBytes, as: UTF8.self) }
+    public var line: String { String(decoding: lineBytes, as: UTF8.self) }
 
-    static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
+    public static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
         if value < 0 {
             bytes.append(UInt8(ascii: "-"))
             appendDecimal(value == .min ? .max : -value, to: &bytes)
@@ -79,7 +79,7 @@ struct JSONObject {
     }
 
     /// `value` zero-padded to `width` digits.
-    static func appendDigits(_ value: Int, width: Int, to bytes: inout [UInt8]) {
+    public static func appendDigits(_ value: Int, width: Int, to bytes: inout [UInt8]) {
         var divisor = 1
         for _ in 1..<width { divisor *= 10 }
         var rest = value
@@ -92,7 +92,7 @@ struct JSONObject {
 
     /// JSON string escaping: quotes, backslashes, every control character, and the two line
     /// separators JavaScript chokes on.
-    static func appendQuoted(_ value: String, to bytes: inout [UInt8]) {
+    public static func appendQuoted(_ value: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         // Native strings are contiguous UTF-8: scan and copy the bytes in one go.
         let copied = value.utf8.withContiguousStorageIfAvailable { raw -> Bool in
@@ -120,47 +120,32 @@ struct JSONObject {
         bytes.append(UInt8(ascii: "\""))
     }
 
-    static func quote(_ value: String) -> String {
+    public static func quote(_ value: String) -> String {
         var bytes: [UInt8] = []
         appendQuoted(value, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
     }
-}
 
-/// Text output never lets a caller id or a name reach the terminal raw: control characters
-/// (an ESC sequence in a spoofed caller id could repaint the screen) are written as escapes.
-enum TerminalText {
-    static func escape(_ value: String) -> String {
-        var out = ""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{1B}": out += "\\e"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value)
-                || (0x200B...0x200F).contains(scalar.value) || (0x202A...0x202E).contains(scalar.value)
-                || (0x2066...0x2069).contains(scalar.value):
-                out += "\\u{" + String(scalar.value, radix: 16) + "}"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
-
-    /// A field in a space-separated line: escaped, and never empty or containing a bare space.
-    static func field(_ value: String) -> String {
-        let escaped = escape(value)
-        if escaped.isEmpty { return "-" }
-        return escaped.contains(" ") ? "\"" + escaped.replacingSpacesInQuotes() + "\"" : escaped
-    }
-}
-
-private extension String {
-    func replacingSpacesInQuotes() -> String {
-        var out = ""
-        for character in self { out += character == "\"" ? "\\\"" : String(character) }
-        return out
+    /// `2026-11-29T14:03:12.345Z`, written digit by digit (this runs three times per call line).
+    public static func appendRFC3339(_ seconds: Double, to bytes: inout [UInt8]) {
+        // Times come from the clock, but a NaN must not trap the daemon.
+        let milliseconds = seconds.isFinite && abs(seconds) < 1e12 ? Int64((seconds * 1000).rounded(.down)) : 0
+        var time = time_t(milliseconds / 1000)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        appendDigits(Int(parts.tm_year) + 1900, width: 4, to: &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        appendDigits(Int(parts.tm_mon) + 1, width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        appendDigits(Int(parts.tm_mday), width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: "T"))
+        appendDigits(Int(parts.tm_hour), width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        appendDigits(Int(parts.tm_min), width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        appendDigits(Int(parts.tm_sec), width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: "."))
+        appendDigits(Int(milliseconds % 1000), width: 3, to: &bytes)
+        bytes.append(UInt8(ascii: "Z"))
     }
 }

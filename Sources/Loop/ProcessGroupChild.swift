@@ -1,26 +1,25 @@
-import DBus
 import Glibc
 
 /// A child started as the leader of its own process group and reaped through the loop's pidfd.
 /// Stopping signals the whole group (a shell script's own children go too): SIGTERM, then
 /// SIGKILL once `grace` has passed if anything of the group is still there.
-final class ProcessGroupChild {
-    let pid: pid_t
+public final class ProcessGroupChild {
+    public let pid: pid_t
     private let loop: EventLoop
     private var watch: ChildSource?
     private var killTimer: TimerSource?
     /// Runs once, when the leader has been reaped (set it before the loop turns again).
-    var onExit: ((ChildExit) -> Void)?
-    private(set) var exit: ChildExit?
-    private(set) var isStopping = false
+    public var onExit: ((ChildExit) -> Void)?
+    public private(set) var exit: ChildExit?
+    public private(set) var isStopping = false
 
-    init(loop: EventLoop, arguments: [String], environment: [String], stdout: Subprocess.Output,
+    public init(loop: EventLoop, arguments: [String], environment: [String], stdout: Subprocess.Output,
          stderr: Subprocess.Output) throws {
         var guarded = arguments
         if !ProcessGroupChild.guardian.isEmpty, let program = arguments.first {
             // A missing program must still fail here, not as setpriv's exit status 127.
             guard ProcessGroupChild.isExecutable(program, environment: environment) else {
-                throw DBusError.system(call: "spawn \(program)", errno: ENOENT)
+                throw SystemError(call: "spawn \(program)", errno: ENOENT)
             }
             guarded = ProcessGroupChild.guardian + arguments
         }
@@ -54,7 +53,7 @@ final class ProcessGroupChild {
         access("/usr/bin/setpriv", X_OK) == 0 ? ["/usr/bin/setpriv", "--pdeathsig", "TERM", "--"] : []
 
     /// SIGTERM to the group now, SIGKILL after `grace`; the exit handler runs once the leader is reaped.
-    func stop(grace: Double) {
+    public func stop(grace: Double) {
         guard !isStopping else { return }
         isStopping = true
         guard exit == nil else { return }
@@ -69,7 +68,7 @@ final class ProcessGroupChild {
     }
 
     /// SIGKILL to the group now (a shutdown that ran out of time).
-    func kill() {
+    public func kill() {
         isStopping = true
         if exit == nil || groupHasMembers { _ = Glibc.kill(-pid, SIGKILL) }
     }

@@ -1,4 +1,4 @@
-import CDBus
+import CLoop
 import Glibc
 
 /// Seconds on the monotonic clock.
@@ -24,9 +24,9 @@ public struct IOEvents: OptionSet, Sendable {
     public static let hangup = IOEvents(rawValue: EPOLLHUP.rawValue)
 }
 
-/// Something that must run around every wait of the loop: libdbus connections fold their
-/// queued messages and their own timeouts into the loop this way.
-protocol LoopHook: AnyObject {
+/// Something that must run around every wait of the loop: a D-Bus connection folds its
+/// queued messages and its own timeouts into the loop this way.
+public protocol LoopHook: AnyObject {
     /// Runs before the loop waits; returns the monotonic deadline by which `afterWait` must run, if any.
     func prepare() -> Double?
     /// Runs after every wait.
@@ -51,7 +51,7 @@ public final class EventLoop {
 
     public init() throws {
         epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
-        guard epollFD >= 0 else { throw DBusError.lastSystemError("epoll_create1") }
+        guard epollFD >= 0 else { throw SystemError.last("epoll_create1") }
     }
 
     deinit {
@@ -71,7 +71,7 @@ public final class EventLoop {
         event.events = events.rawValue
         event.data.u64 = token
         guard epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event) == 0 else {
-            throw DBusError.lastSystemError("epoll_ctl")
+            throw SystemError.last("epoll_ctl")
         }
         let source = IOSource(loop: self, fd: fd, token: token, events: events, handler: handler)
         sources[token] = source
@@ -112,9 +112,9 @@ public final class EventLoop {
         deferred.append(work)
     }
 
-    func addHook(_ hook: LoopHook) { hooks.append(WeakHook(hook)) }
+    public func addHook(_ hook: LoopHook) { hooks.append(WeakHook(hook)) }
 
-    func removeHook(_ hook: LoopHook) { hooks.removeAll { $0.hook == nil || $0.hook === hook } }
+    public func removeHook(_ hook: LoopHook) { hooks.removeAll { $0.hook == nil || $0.hook === hook } }
 
     // MARK: Running
 
@@ -231,8 +231,8 @@ public final class TimerSource {
     public private(set) var isArmed = false
 
     fileprivate init(loop: EventLoop, handler: @escaping () -> Void) throws {
-        fd = cdbus_timerfd_create()
-        guard fd >= 0 else { throw DBusError.lastSystemError("timerfd_create") }
+        fd = cloop_timerfd_create()
+        guard fd >= 0 else { throw SystemError.last("timerfd_create") }
         self.handler = handler
         source = try loop.watch(fd: fd, events: .readable) { [unowned self] _ in self.fire() }
     }
@@ -292,8 +292,8 @@ public final class SignalSource {
         sigemptyset(&mask)
         for number in signals { sigaddset(&mask, number) }
         pthread_sigmask(SIG_BLOCK, &mask, nil)
-        fd = cdbus_signalfd(&mask)
-        guard fd >= 0 else { throw DBusError.lastSystemError("signalfd") }
+        fd = cloop_signalfd(&mask)
+        guard fd >= 0 else { throw SystemError.last("signalfd") }
         let fd = fd
         source = try loop.watch(fd: fd, events: .readable) { _ in
             var info = signalfd_siginfo()
@@ -341,8 +341,8 @@ public final class ChildSource {
 
     fileprivate init(loop: EventLoop, pid: pid_t, handler: @escaping (ChildExit) -> Void) throws {
         self.pid = pid
-        pidFD = cdbus_pidfd_open(pid)
-        guard pidFD >= 0 else { throw DBusError.lastSystemError("pidfd_open") }
+        pidFD = cloop_pidfd_open(pid)
+        guard pidFD >= 0 else { throw SystemError.last("pidfd_open") }
         source = try loop.watch(fd: pidFD, events: .readable) { [unowned self] _ in
             guard let exit = self.reap() else { return }
             handler(exit)
@@ -352,7 +352,7 @@ public final class ChildSource {
     /// Sends a signal through the pidfd, so a recycled pid can never be hit.
     @discardableResult
     public func send(_ signal: Int32) -> Bool {
-        exit == nil && cdbus_pidfd_send_signal(pidFD, signal) == 0
+        exit == nil && cloop_pidfd_send_signal(pidFD, signal) == 0
     }
 
     /// Sends a signal to the child's whole process group (children are spawned as group leaders).

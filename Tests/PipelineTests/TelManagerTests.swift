@@ -2,6 +2,8 @@ import BGRunManager
 import CallMonitor
 import DBus
 import Glibc
+import Loop
+import Pipeline
 import TestSupport
 import XCTest
 
@@ -23,14 +25,15 @@ private let answered = CallObservation(phase: .live(.connected, .active), reason
 
 private func hungUp(_ reason: String) -> CallObservation { CallObservation(phase: .ended, reason: reason) }
 
-/// TelManager fed by a real CallTracker from backend events, linked to a real BGRunManager that
-/// takes its lock from dbusmock's logind on a private bus.
+/// The run and hook sinks of the pipeline, fed by a real CallTracker from backend events, linked
+/// to a real BGRunManager that takes its lock from dbusmock's logind on a private bus.
 final class TelManagerTests: XCTestCase {
     private var harness: LogindHarness!
     private var tracker = CallTracker()
     private var runs: BGRunManager?
     private var hooks: HookRunner?
     private var link: TelManager?
+    private var pipeline: EventPipeline?
     private var runEvents: [RunEvent] = []
     private var outcomes: [HookOutcome] = []
     /// Monotonic arrival of each outcome.
@@ -43,6 +46,7 @@ final class TelManagerTests: XCTestCase {
 
     override func tearDown() {
         link = nil
+        pipeline = nil
         runs = nil
         hooks = nil
         harness?.stop()
@@ -71,16 +75,21 @@ final class TelManagerTests: XCTestCase {
                                        configuration: RunConfiguration(stateDirectory: directory + "/state"),
                                        hooks: hooks) { [unowned self] event in self.runEvents.append(event) }
         runs = manager
-        let made = TelManager(runs: manager, hooks: hooks)
+        let made = TelManager(runs: manager)
+        let assembled = EventPipeline(liveCalls: { [unowned self] in self.tracker.liveCount })
+        assembled.append(made)
+        if let hooks { assembled.append(CallHookSink(hooks: hooks, runs: made)) }
+        pipeline = assembled
         link = made
         return made
     }
 
-    /// One backend event through the real tracker into TelManager; returns how long handling took.
+    /// One backend event through the real tracker into the pipeline; returns how long handling took.
     @discardableResult
     private func feed(_ event: BackendEvent) -> Double {
         let began = monotonicNow()
-        link?.handle(tracker.apply(event, at: wallClockNow()))
+        let time = wallClockNow()
+        pipeline?.send(.calls(tracker.apply(event, at: time), time: time))
         return monotonicNow() - began
     }
 
@@ -98,7 +107,7 @@ final class TelManagerTests: XCTestCase {
     }
 
     private func stopReasons() -> [String] {
-        runEvents.compactMap { if case .stopped(_, let reason, _) = $0.kind { return reason }; return nil }
+        runEvents.compactMap { if case .stopped(_, let reason, _) = $0.kind { return reason.rawValue }; return nil }
     }
 
     func testLockIsHeldFromTheFirstRingUntilTheLastOfTwoOverlappingCallsEnds() throws {
@@ -271,11 +280,11 @@ final class TelManagerTests: XCTestCase {
         for event in ["incoming", "disconnected", "run-stopped"] {
             try Files.script(hookDirectory + "/" + event, "exit 0")
         }
-        let link = try makeLink(hookDirectory: hookDirectory)
+        try makeLink(hookDirectory: hookDirectory)
         feed(.callAppeared(linkKey(0), modem: linkModem, ringing("+15550001"), initial: false))
         waitForLock()
         var done = false
-        link.shutdown { done = true }
+        pipeline?.finish { done = true }
         waitFor("shutdown") { done }
         XCTAssertEqual(stopReasons(), ["shutdown"])
         XCTAssertNotNil(harness.waitForInhibitors { $0.isEmpty })

@@ -1,0 +1,135 @@
+import BGRunManager
+import CallMonitor
+
+/// Where an event's fields are written: a JSON line today; the same keys, in the same order and
+/// with the same types, serve every other consumer that needs an event as data.
+public protocol EventFieldWriter {
+    mutating func add(_ name: String, _ value: String?)
+    mutating func add(_ name: String, _ value: Bool)
+    mutating func add(_ name: String, _ value: Int)
+    /// A duration in seconds, or null.
+    mutating func add(_ name: String, seconds value: Double?)
+    /// A wall-clock moment, or null.
+    mutating func add(_ name: String, time value: Double?)
+}
+
+extension EventFieldWriter {
+    mutating func add(_ name: String, _ value: FieldValue) {
+        switch value {
+        case .text(let text): add(name, text)
+        case .seconds(let seconds): add(name, seconds: seconds)
+        case .time(let time): add(name, time: time)
+        case .count(let count): add(name, count)
+        case .flag(let flag): add(name, flag)
+        }
+    }
+}
+
+/// The one definition of every event's data: its name and its keys, in order, typed (the
+/// README's "JSON output" documents them). `write` returns false for events that are not data:
+/// the aggregate `busy`/`idle` edges (the run reports those), and notices that are only warnings.
+public struct EventSchema {
+    /// `--redact-numbers`: caller ids keep only their last two digits.
+    public var redactNumbers: Bool
+
+    public init(redactNumbers: Bool = false) {
+        self.redactNumbers = redactNumbers
+    }
+
+    /// A caller id is hostile input and private data: shown as it came, or redacted.
+    public func number(_ raw: String) -> String {
+        guard redactNumbers, raw.count > 2, raw != "withheld" else { return raw }
+        return String(repeating: "*", count: raw.count - 2) + raw.suffix(2)
+    }
+
+    /// The event name of a call event (also its hook's name); nil for the aggregate edges.
+    public static func name(of event: TrackerEvent) -> String? {
+        switch event {
+        case .transition(let call, _): return call.state.rawValue
+        case .updated: return "updated"
+        case .missed: return "missed"
+        case .busy, .idle: return nil
+        }
+    }
+
+    public func write<W: EventFieldWriter>(_ event: TrackerEvent, time: Double, liveCalls: Int,
+                                          into writer: inout W) -> Bool {
+        guard let name = EventSchema.name(of: event) else { return false }
+        let call = event.call
+        let previous: String?
+        if case .transition(_, let before) = event { previous = before?.rawValue } else { previous = call.state.rawValue }
+        writer.add("event", name)
+        writer.add("time", time: time)
+        writer.add("call_id", call.id)
+        writer.add("backend", call.key.backend.rawValue)
+        writer.add("modem", call.modem)
+        writer.add("path", call.key.path)
+        writer.add("state", call.state.rawValue)
+        writer.add("previous", previous)
+        writer.add("detail", call.detail?.rawValue)
+        writer.add("direction", call.direction.rawValue)
+        writer.add("number", number(call.number))
+        writer.add("name", call.name)
+        writer.add("reason", call.reason)
+        writer.add("multiparty", call.multiparty)
+        writer.add("initial", call.initial)
+        writer.add("resumed", call.resumed)
+        writer.add("missed", call.missed)
+        writer.add("first_seen", time: call.firstSeen)
+        writer.add("connected_at", time: call.connectedAt)
+        writer.add("ended_at", time: call.endedAt)
+        writer.add("duration", seconds: call.duration)
+        writer.add("live_calls", liveCalls)
+        return true
+    }
+
+    public func write<W: EventFieldWriter>(_ event: RunEvent, liveCalls: Int, into writer: inout W) -> Bool {
+        writer.add("event", event.name)
+        writer.add("time", time: event.time)
+        for (key, value) in event.fields { writer.add(key, value) }
+        writer.add("live_calls", liveCalls)
+        return true
+    }
+
+    public func write<W: EventFieldWriter>(_ event: SleepEvent, liveCalls: Int, into writer: inout W) -> Bool {
+        // Ignored and malformed signals are warnings only, as for the call backends.
+        switch event.kind {
+        case .signalIgnored, .malformedSignal: return false
+        default: break
+        }
+        writer.add("event", event.name)
+        writer.add("time", time: event.time)
+        for (key, value) in event.fields { writer.add(key, value) }
+        writer.add("live_calls", liveCalls)
+        return true
+    }
+
+    public func write<W: EventFieldWriter>(_ notice: BackendNotice, time: Double, into writer: inout W) -> Bool {
+        guard let status = notice.status else { return false }
+        writer.add("event", "backend")
+        writer.add("time", time: time)
+        writer.add("backend", notice.backend.rawValue)
+        writer.add("status", status.rawValue)
+        switch notice {
+        case .serviceAppeared(_, let owner): writer.add("owner", owner)
+        case .synced(_, let modems, let calls): writer.add("modems", modems); writer.add("calls", calls)
+        case .syncRefused(_, let why), .syncFailed(_, let why): writer.add("message", why)
+        default: break
+        }
+        return true
+    }
+
+    public func writeReady<W: EventFieldWriter>(time: Double, liveCalls: Int, into writer: inout W) {
+        writer.add("event", "ready")
+        writer.add("time", time: time)
+        writer.add("live_calls", liveCalls)
+    }
+
+    public func write<W: EventFieldWriter>(_ stats: ServiceStats, liveCalls: Int, into writer: inout W) {
+        writer.add("event", stats.occasion.rawValue)
+        writer.add("time", time: stats.time)
+        writer.add("signals", Int(clamping: stats.signals))
+        writer.add("uptime", seconds: stats.uptime)
+        writer.add("live_calls", liveCalls)
+    }
+}

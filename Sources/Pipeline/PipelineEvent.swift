@@ -1,0 +1,57 @@
+import BGRunManager
+import CallMonitor
+
+/// Everything that flows through the pipeline, in the order it happened.
+public enum PipelineEvent {
+    /// What one backend event did to the calls, in the tracker's order: a call's `disconnected`
+    /// comes with its `missed` and the `idle` edge in one batch. `time` is when it was seen.
+    case calls([TrackerEvent], time: Double)
+    case run(RunEvent)
+    case sleep(SleepEvent)
+    case backend(BackendNotice, time: Double)
+    /// Every selected stack has been read once (or is known to be absent).
+    case ready(time: Double)
+    /// A hook finished, successfully or not.
+    case hook(HookOutcome)
+    /// Counters, on request (SIGUSR1) and at exit.
+    case stats(ServiceStats)
+}
+
+/// The service's counters at one moment.
+public struct ServiceStats: Equatable, Sendable {
+    public enum Occasion: String, Sendable {
+        /// Asked for with SIGUSR1.
+        case stats
+        /// The last line before telwatch exits.
+        case exit
+    }
+
+    public var occasion: Occasion
+    public var time: Double
+    /// Signals decoded from the stacks' owners since the start.
+    public var signals: UInt64
+    public var uptime: Double
+
+    public init(occasion: Occasion, time: Double, signals: UInt64, uptime: Double) {
+        self.occasion = occasion
+        self.time = time
+        self.signals = signals
+        self.uptime = uptime
+    }
+}
+
+/// One consumer of the pipeline's events: output, runs, hooks, and whatever comes next. A sink
+/// has one job; it never calls back into whoever produced an event. What it causes (a run event,
+/// a hook outcome) is sent into the pipeline by its producer and reaches every sink after the
+/// event that caused it.
+public protocol EventSink: AnyObject {
+    /// `liveCalls` is the number of live calls once the event happened.
+    func receive(_ event: PipelineEvent, liveCalls: Int)
+    /// telwatch is stopping: finish what was started, then call `done` once (within a bound the
+    /// sink documents). Events may still arrive (the run's end, the exit line).
+    func finish(then done: @escaping () -> Void)
+}
+
+extension EventSink {
+    public func finish(then done: @escaping () -> Void) { done() }
+}

@@ -1,0 +1,117 @@
+import BGRunManager
+import CallMonitor
+import Pipeline
+
+/// The event stream on stdout: one line per event, JSON Lines for programs (every event) or text
+/// for people (what `verbosity` shows). Each line goes out in one write, at once.
+final class OutputSink: EventSink {
+    private let output: LineWriter
+    private let json: Bool
+    private let verbosity: WatchOptions.Verbosity
+    private let schema: EventSchema
+    private let callFormat: CallEventFormat
+    /// The reader went away (`telwatch | head`): the session should stop.
+    var onBroken: () -> Void = {}
+
+    init(output: LineWriter, json: Bool, verbosity: WatchOptions.Verbosity, schema: EventSchema) {
+        self.output = output
+        self.json = json
+        self.verbosity = verbosity
+        self.schema = schema
+        callFormat = CallEventFormat(schema: schema)
+    }
+
+    func receive(_ event: PipelineEvent, liveCalls: Int) {
+        switch event {
+        case .calls(let events, let time):
+            for call in events {
+                if json {
+                    var object = JSONObject()
+                    if schema.write(call, time: time, liveCalls: liveCalls, into: &object) { write(object) }
+                } else if let line = callFormat.text(call, time: time, liveCalls: liveCalls) {
+                    write(line)
+                }
+            }
+        case .run(let run):
+            if json {
+                var object = JSONObject()
+                if schema.write(run, liveCalls: liveCalls, into: &object) { write(object) }
+            } else if shows(byDefault: ServiceEventFormat.isShownByDefault(run)) {
+                write(ServiceEventFormat.text(run))
+            }
+        case .sleep(let sleep):
+            if json {
+                var object = JSONObject()
+                if schema.write(sleep, liveCalls: liveCalls, into: &object) { write(object) }
+            } else if shows(byDefault: ServiceEventFormat.isShownByDefault(sleep)),
+                      let line = ServiceEventFormat.text(sleep, liveCalls: liveCalls) {
+                write(line)
+            }
+        case .backend(let notice, let time):
+            if json {
+                var object = JSONObject()
+                if schema.write(notice, time: time, into: &object) { write(object) }
+            } else if verbosity != .quiet, let line = ServiceEventFormat.text(notice, time: time) {
+                write(line)
+            }
+        case .ready(let time):
+            guard json else { return }
+            var object = JSONObject()
+            schema.writeReady(time: time, liveCalls: liveCalls, into: &object)
+            write(object)
+        case .stats(let stats):
+            var object = JSONObject()
+            schema.write(stats, liveCalls: liveCalls, into: &object)
+            if json {
+                write(object)
+            } else if stats.occasion == .stats {
+                // Asked for on purpose (SIGUSR1): said on stderr, out of the way of the text stream.
+                warn(object.line)
+            }
+        case .hook:
+            break
+        }
+    }
+
+    private func shows(byDefault: Bool) -> Bool {
+        verbosity == .verbose || (verbosity == .normal && byDefault)
+    }
+
+    private func write(_ object: JSONObject) {
+        output.write(line: object.lineBytes)
+        if output.isBroken { onBroken() }
+    }
+
+    private func write(_ line: String) {
+        output.write(line)
+        if output.isBroken { onBroken() }
+    }
+}
+
+/// Problems on stderr, whatever the output format: the warnings among run, sleep and backend
+/// events (their own `isWarning` decides), and hooks that failed (all hooks with `--verbose`).
+final class WarningSink: EventSink {
+    private let verbosity: WatchOptions.Verbosity
+
+    init(verbosity: WatchOptions.Verbosity) {
+        self.verbosity = verbosity
+    }
+
+    func receive(_ event: PipelineEvent, liveCalls: Int) {
+        guard verbosity != .quiet else { return }
+        switch event {
+        case .run(let run) where run.isWarning: warn(ServiceEventFormat.warning(run))
+        case .sleep(let sleep) where sleep.isWarning: warn(ServiceEventFormat.warning(sleep))
+        case .backend(let notice, _) where notice.isWarning: warn(notice.description)
+        case .hook(let outcome):
+            let command = outcome.command.joined(separator: " ")
+            if !outcome.result.isSuccess {
+                warn("hook \(command) for \(outcome.event): \(outcome.result)")
+            } else if verbosity == .verbose {
+                warn("hook \(command) for \(outcome.event): \(outcome.result) in \(Duration.text(outcome.duration))")
+            }
+        default:
+            break
+        }
+    }
+}
