@@ -21,6 +21,16 @@ public enum FieldValue: Equatable, Sendable, CustomStringConvertible {
     }
 }
 
+/// An event that describes itself as a name, a time and typed fields (run and sleep events).
+public protocol FieldedEvent {
+    /// A stable kebab-case name for output.
+    var name: String { get }
+    /// Wall-clock seconds.
+    var time: Double { get }
+    /// The event's data, in order: the keys of its JSON line after `event` and `time`.
+    var fields: [(key: String, value: FieldValue)] { get }
+}
+
 /// The state of a run's inhibitor lock, as events, the run record and hooks (`TELWATCH_LOCK`) say it.
 public enum LockState: String, Equatable, Sendable {
     /// The run holds no lock: none is configured.

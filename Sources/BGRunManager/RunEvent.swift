@@ -13,7 +13,7 @@ public struct RunInfo: Equatable, Sendable {
 }
 
 /// Something a `BGRunManager` did or saw, stamped with the wall clock.
-public struct RunEvent: Equatable, Sendable {
+public struct RunEvent: Equatable, Sendable, FieldedEvent {
     public var time: Double
     public var kind: Kind
 

@@ -41,9 +41,9 @@ public struct RunRecord: Equatable, Sendable {
     /// Lease time left at `now` (0 when overdue), or nil without a lease.
     public func leaseLeft(at now: Double) -> Double? { leaseExpiresAt.map { max(0, $0 - now) } }
 
-    /// `key=value` lines; `\`, newline and carriage return escaped so any reason survives.
+    /// `key=value` lines (`RecordFields`), so any reason survives.
     public var encoded: String {
-        var fields: [(String, String)] = [
+        var fields: [(key: String, value: String)] = [
             ("version", "1"), ("run_id", runID), ("reason", reason), ("pid", String(pid)),
             ("started_at", formatSeconds(startedAt)), ("updated_at", formatSeconds(updatedAt)),
             ("holders", String(holders)), ("lock", lock.rawValue),
@@ -54,18 +54,13 @@ public struct RunRecord: Equatable, Sendable {
             fields.append(("wakelock", wakelock.name))
             fields.append(("wakelock_directory", wakelock.directory))
         }
-        return fields.map { $0.0 + "=" + RunRecord.escape($0.1) + "\n" }.joined()
+        return RecordFields.encode(fields)
     }
 
     /// Parses `encoded`; nil when a required field is missing or malformed.
     public init?(encoded text: String) {
-        var fields: [String: String] = [:]
-        for line in text.split(separator: "\n") {
-            guard let equals = line.firstIndex(of: "=") else { return nil }
-            fields[String(line[..<equals])] = RunRecord.unescape(line[line.index(after: equals)...])
-        }
-        guard fields["version"] == "1", let runID = fields["run_id"], let reason = fields["reason"],
-              let pid = fields["pid"].flatMap({ Int32($0) }),
+        guard let fields = RecordFields.decode(text), fields["version"] == "1", let runID = fields["run_id"],
+              let reason = fields["reason"], let pid = fields["pid"].flatMap({ Int32($0) }),
               let startedAt = fields["started_at"].flatMap({ Double($0) }),
               let updatedAt = fields["updated_at"].flatMap({ Double($0) }),
               let holders = fields["holders"].flatMap({ Int($0) }),
@@ -78,39 +73,6 @@ public struct RunRecord: Equatable, Sendable {
         self.init(runID: runID, reason: reason, pid: pid, startedAt: startedAt, updatedAt: updatedAt,
                   holders: holders, lease: fields["lease"].flatMap { Double($0) },
                   leaseExpiresAt: fields["lease_expires_at"].flatMap { Double($0) }, lock: lock, wakelock: wakelock)
-    }
-
-    private static func escape(_ value: String) -> String {
-        var out = ""
-        for character in value.unicodeScalars {
-            switch character {
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            default: out.unicodeScalars.append(character)
-            }
-        }
-        return out
-    }
-
-    private static func unescape(_ value: Substring) -> String {
-        var out = ""
-        var escaping = false
-        for character in value.unicodeScalars {
-            if escaping {
-                switch character {
-                case "n": out += "\n"
-                case "r": out += "\r"
-                default: out.unicodeScalars.append(character)
-                }
-                escaping = false
-            } else if character == "\\" {
-                escaping = true
-            } else {
-                out.unicodeScalars.append(character)
-            }
-        }
-        return out
     }
 }
 
@@ -144,15 +106,23 @@ public final class RunStateStore {
 
     /// The live run recorded in `directory`, if any (for `telwatch status`; takes no lock).
     public static func read(directory: String) -> RunRecord? {
-        guard let text = readFile(directory + "/" + recordName) else { return nil }
+        guard let text = readRecord(directory + "/" + recordName) else { return nil }
         return RunRecord(encoded: text)
     }
 
     /// The last sleep recorded in `directory`, if any (for `status` and `doctor`; takes no lock).
     public static func readSleep(directory: String) -> SleepRecord? {
-        guard let text = readFile(directory + "/" + sleepRecordName) else { return nil }
+        guard let text = readRecord(directory + "/" + sleepRecordName) else { return nil }
         return SleepRecord(encoded: text)
     }
+
+    /// Records are telwatch's own small files: never through a link, never anything but a file.
+    private static func readRecord(_ path: String) -> String? {
+        try? SmallFile.text(path, limit: recordLimit, followSymlinks: false)
+    }
+
+    /// Far above any record telwatch writes (a few hundred bytes).
+    static let recordLimit = 64 << 10
 
     /// Creates the directory (mode 0700) if needed and takes the instance lock.
     public init(directory: String) throws {
@@ -223,19 +193,5 @@ public final class RunStateStore {
             prefix += "/" + component
             if mkdir(prefix, 0o700) != 0 && errno != EEXIST { throw SystemError.last("mkdir \(prefix)") }
         }
-    }
-
-    private static func readFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count <= 0 { break }
-            bytes += chunk[..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -1,7 +1,7 @@
 import DBus
 
 /// Something a `SleepCoordinator` did or saw, stamped with the wall clock.
-public struct SleepEvent: Equatable, Sendable {
+public struct SleepEvent: Equatable, Sendable, FieldedEvent {
     /// Which of the sleep locks an event is about.
     public enum LockRole: String, Equatable, Sendable {
         /// `--sleep-delay-lock`: a delay lock held while awake, so the state is written first.

@@ -35,27 +35,23 @@ public struct SleepRecord: Equatable, Sendable {
         return resumedAt.map { $0 < sleptAt } ?? true
     }
 
-    /// `key=value` lines.
+    /// `key=value` lines (`RecordFields`).
     public var encoded: String {
-        var fields: [(String, String)] = [("version", "1")]
+        var fields: [(key: String, value: String)] = [("version", "1")]
         if let sleptAt { fields.append(("slept_at", formatSeconds(sleptAt))) }
         if let resumedAt { fields.append(("resumed_at", formatSeconds(resumedAt))) }
         fields.append(("last_sleep_overridden", lastSleepOverridden ? "true" : "false"))
         fields.append(("overrides", String(overrides)))
         if let lastOverrideAt { fields.append(("last_override_at", formatSeconds(lastOverrideAt))) }
-        if let lastOverrideRun { fields.append(("last_override_run", SleepRecord.clean(lastOverrideRun))) }
+        if let lastOverrideRun { fields.append(("last_override_run", lastOverrideRun)) }
         if let lastOverrideLock { fields.append(("last_override_lock", lastOverrideLock.rawValue)) }
-        return fields.map { $0.0 + "=" + $0.1 + "\n" }.joined()
+        return RecordFields.encode(fields)
     }
 
     /// Parses `encoded`; nil when it is not a version 1 record or a number is malformed.
     public init?(encoded text: String) {
-        var fields: [String: String] = [:]
-        for line in text.split(separator: "\n") {
-            guard let equals = line.firstIndex(of: "=") else { return nil }
-            fields[String(line[..<equals])] = String(line[line.index(after: equals)...])
-        }
-        guard fields["version"] == "1", let overrides = fields["overrides"].flatMap({ Int($0) }) else { return nil }
+        guard let fields = RecordFields.decode(text), fields["version"] == "1",
+              let overrides = fields["overrides"].flatMap({ Int($0) }) else { return nil }
         func seconds(_ key: String) -> Double?? {
             guard let text = fields[key] else { return .some(nil) }
             guard let value = Double(text), value.isFinite else { return nil }
@@ -67,10 +63,5 @@ public struct SleepRecord: Equatable, Sendable {
                   lastSleepOverridden: fields["last_sleep_overridden"] == "true", overrides: overrides,
                   lastOverrideAt: lastOverrideAt, lastOverrideRun: fields["last_override_run"],
                   lastOverrideLock: fields["last_override_lock"].flatMap(LockState.init(rawValue:)))
-    }
-
-    /// Run ids and lock states are short words; anything else is cut to one line.
-    private static func clean(_ value: String) -> String {
-        String(value.prefix { $0 != "\n" && $0 != "\r" }.prefix(64))
     }
 }

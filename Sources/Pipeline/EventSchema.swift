@@ -84,10 +84,7 @@ public struct EventSchema {
     }
 
     public func write<W: EventFieldWriter>(_ event: RunEvent, liveCalls: Int, into writer: inout W) -> Bool {
-        writer.add("event", event.name)
-        writer.add("time", time: event.time)
-        for (key, value) in event.fields { writer.add(key, value) }
-        writer.add("live_calls", liveCalls)
+        writeFields(of: event, liveCalls: liveCalls, into: &writer)
         return true
     }
 
@@ -97,11 +94,15 @@ public struct EventSchema {
         case .signalIgnored, .malformedSignal: return false
         default: break
         }
+        writeFields(of: event, liveCalls: liveCalls, into: &writer)
+        return true
+    }
+
+    private func writeFields<E: FieldedEvent, W: EventFieldWriter>(of event: E, liveCalls: Int, into writer: inout W) {
         writer.add("event", event.name)
         writer.add("time", time: event.time)
         for (key, value) in event.fields { writer.add(key, value) }
         writer.add("live_calls", liveCalls)
-        return true
     }
 
     public func write<W: EventFieldWriter>(_ notice: BackendNotice, time: Double, into writer: inout W) -> Bool {

@@ -61,6 +61,14 @@ struct BusSession {
         connection = try Connection(bus, loop: loop)
         connection.onWarning = { warn("dbus: " + $0) }
     }
+
+    /// The session, or nil after saying on stderr why the bus cannot be had (exit status 3).
+    static func open(_ bus: BusAddress) -> BusSession? {
+        do { return try BusSession(bus) } catch {
+            warn("\(error)")
+            return nil
+        }
+    }
 }
 
 enum Parse {
@@ -206,7 +214,7 @@ extension WatchOptions {
     /// `KEY = VALUE` lines; `#` comments; blank lines ignored. Keys are the long flag names.
     mutating func load(configFile path: String) throws {
         let text: String
-        do { text = try readTextFile(path) } catch { throw UsageError("cannot read config file \(path): \(error)") }
+        do { text = try SmallFile.text(path, limit: 1 << 20) } catch { throw UsageError("cannot read config file: \(error)") }
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = rawLine.trimmingSpaces()
             if line.isEmpty || line.hasPrefix("#") { continue }
@@ -229,23 +237,4 @@ extension StringProtocol {
         while let last = slice.last, last == " " || last == "\t" || last == "\r" { slice.removeLast() }
         return String(slice)
     }
-}
-
-struct FileError: Error, CustomStringConvertible {
-    let description: String
-}
-
-/// Reads a whole (small) text file.
-func readTextFile(_ path: String) throws -> String {
-    guard let file = fopen(path, "r") else { throw FileError(description: String(cString: strerror(errno))) }
-    defer { fclose(file) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let count = fread(&chunk, 1, chunk.count, file)
-        if count > 0 { bytes.append(contentsOf: chunk[..<count]) }
-        if count < chunk.count { break }
-        if bytes.count > 16 << 20 { throw FileError(description: "larger than 16 MiB") }
-    }
-    return String(decoding: bytes, as: UTF8.self)
 }

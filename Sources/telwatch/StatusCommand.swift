@@ -14,11 +14,7 @@ enum StatusCommand {
         case .failure(let exit): return exit.status
         }
         let output = LineWriter(fd: 1)
-        let bus: BusSession
-        do { bus = try BusSession(options.bus) } catch {
-            warn("\(error)")
-            return ExitStatus.busUnavailable
-        }
+        guard let bus = BusSession.open(options.bus) else { return ExitStatus.busUnavailable }
         let (loop, connection) = (bus.loop, bus.connection)
         defer { connection.close() }
         let selection = options.backend

@@ -3,11 +3,7 @@ import DBus
 /// `telwatch watch`: the daemon. Runs until SIGINT/SIGTERM (exit 0) or a lost bus (exit 3).
 enum WatchCommand {
     static func run(_ options: WatchOptions) -> Int32 {
-        let bus: BusSession
-        do { bus = try BusSession(options.bus) } catch {
-            warn("\(error)")
-            return ExitStatus.busUnavailable
-        }
+        guard let bus = BusSession.open(options.bus) else { return ExitStatus.busUnavailable }
         let (loop, connection) = (bus.loop, bus.connection)
         defer { connection.close() }
         do {

@@ -4,28 +4,25 @@ import Glibc
 enum Timestamp {
     /// `HH:MM:SS.mmm` in local time: what a person watching a terminal wants.
     static func localClock(_ seconds: Double) -> String {
-        let (whole, milliseconds) = split(seconds)
-        var time = whole
-        var parts = tm()
-        localtime_r(&time, &parts)
+        let (parts, milliseconds) = local(seconds)
         return "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(three(milliseconds))"
     }
 
     /// `2024-05-01 14:03:12` in local time: a moment a person may look back on.
     static func readable(_ seconds: Double) -> String {
-        let (whole, _) = split(seconds)
-        var time = whole
-        var parts = tm()
-        localtime_r(&time, &parts)
+        let (parts, _) = local(seconds)
         return "\(year(parts))-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) "
             + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))"
     }
 
-    private static func split(_ seconds: Double) -> (time_t, Int) {
+    /// The local calendar time and the milliseconds of `seconds`.
+    private static func local(_ seconds: Double) -> (tm, Int) {
         // Times come from the clock, but a NaN must not trap the daemon.
-        guard seconds.isFinite, abs(seconds) < 1e12 else { return (0, 0) }
-        let total = Int64((seconds * 1000).rounded(.down))
-        return (time_t(total / 1000), Int(total % 1000))
+        let total = seconds.isFinite && abs(seconds) < 1e12 ? Int64((seconds * 1000).rounded(.down)) : 0
+        var time = time_t(total / 1000)
+        var parts = tm()
+        localtime_r(&time, &parts)
+        return (parts, Int(total % 1000))
     }
 
     private static func year(_ parts: tm) -> String { String(Int(parts.tm_year) + 1900) }

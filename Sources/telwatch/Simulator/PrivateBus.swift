@@ -77,7 +77,7 @@ final class PrivateBus {
         guard text.hasPrefix("unix:") else {
             kill(pid, SIGKILL)
             waitpid(pid, nil, 0)
-            let said = (try? readTextFile(logPath)) ?? ""
+            let said = (try? SmallFile.text(logPath, limit: 1 << 20)) ?? ""
             throw StartError(description: "dbus-daemon did not start" + (said.isEmpty ? "" : ": " + said))
         }
         address = text

@@ -55,7 +55,7 @@ enum SimulateCommand {
         var commands: [(line: Int, command: SimulatorCommand)] = []
         if let scriptPath, scriptPath != "-" {
             do {
-                commands = try SimulatorCommand.parse(try readTextFile(scriptPath))
+                commands = try SimulatorCommand.parse(try SmallFile.text(scriptPath, limit: 1 << 20))
             } catch let error as SimulatorCommand.ParseError {
                 warn("\(scriptPath): \(error)")
                 return ExitStatus.usage
