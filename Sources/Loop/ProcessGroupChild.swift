@@ -15,16 +15,10 @@ public final class ProcessGroupChild {
 
     public init(loop: EventLoop, arguments: [String], environment: [String], stdout: Subprocess.Output,
          stderr: Subprocess.Output) throws {
-        var guarded = arguments
-        if !ProcessGroupChild.guardian.isEmpty, let program = arguments.first {
-            // A missing program must still fail here, not as setpriv's exit status 127.
-            guard ProcessGroupChild.isExecutable(program, environment: environment) else {
-                throw SystemError(call: "spawn \(program)", errno: ENOENT)
-            }
-            guarded = ProcessGroupChild.guardian + arguments
-        }
-        pid = try Subprocess.spawn(guarded, environment: environment, stdin: .null, stdout: stdout, stderr: stderr,
-                                   newProcessGroup: true)
+        // If telwatch itself is killed (SIGKILL, a crash), nobody is left to stop its children:
+        // the kernel sends them SIGTERM then.
+        pid = try Subprocess.spawn(arguments, environment: environment, stdin: .null, stdout: stdout, stderr: stderr,
+                                   newProcessGroup: true, deathSignal: SIGTERM)
         self.loop = loop
         do {
             // Weak: an owner that drops this object must reach deinit, which kills and reaps.
@@ -39,18 +33,6 @@ public final class ProcessGroupChild {
     deinit {
         if exit == nil { ProcessGroupChild.killAndReap(pid) }
     }
-
-    /// If telwatch itself is killed (SIGKILL, a crash), nobody is left to stop its children:
-    /// setpriv (util-linux) has the kernel send them SIGTERM when their parent dies. It execs the
-    /// command in place, so the pid and process group are the command's own.
-    private static func isExecutable(_ program: String, environment: [String]) -> Bool {
-        if program.contains("/") { return access(program, X_OK) == 0 }
-        let path = environment.first { $0.hasPrefix("PATH=") }.map { String($0.dropFirst(5)) } ?? "/usr/bin:/bin"
-        return path.split(separator: ":").contains { access("\($0)/\(program)", X_OK) == 0 }
-    }
-
-    private static let guardian: [String] =
-        access("/usr/bin/setpriv", X_OK) == 0 ? ["/usr/bin/setpriv", "--pdeathsig", "TERM", "--"] : []
 
     /// SIGTERM to the group now, SIGKILL after `grace`; the exit handler runs once the leader is reaped.
     public func stop(grace: Double) {

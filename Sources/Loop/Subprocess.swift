@@ -1,69 +1,63 @@
 import CLoop
 import Glibc
 
-/// Starting child processes the way a daemon should: `posix_spawn` with an explicit argv and
-/// environment (never a shell), its own process group, a clean signal mask and dispositions,
-/// and no inherited descriptors beyond 0–2. Pair it with `EventLoop.child` to reap it.
+/// Starting child processes the way a daemon should: an explicit argv and environment (never a
+/// shell), optionally its own process group, a clean signal mask and dispositions, and no
+/// inherited descriptors beyond 0–2. With `deathSignal` the kernel signals the child when
+/// telwatch dies, however it dies, with no window between the fork and that promise
+/// (`cloop_spawn_guarded`). Pair it with `EventLoop.child` to reap it.
 public enum Subprocess {
     public enum Output: Sendable {
         case inherit
         case null
         case fd(Int32)
+
+        var descriptor: Int32 {
+            switch self {
+            case .inherit: return -1
+            case .null: return -2
+            case .fd(let fd): return fd
+            }
+        }
     }
 
-    /// Spawns `arguments[0]` (looked up in PATH when it has no slash) and returns its pid.
+    /// Spawns `arguments[0]` (looked up in the child's PATH when it has no slash) and returns its pid.
     public static func spawn(
         _ arguments: [String], environment: [String]? = nil, stdin: Output = .null,
-        stdout: Output = .inherit, stderr: Output = .inherit, newProcessGroup: Bool = true
-    ) throws -> pid_t {
+        stdout: Output = .inherit, stderr: Output = .inherit, newProcessGroup: Bool = true,
+        deathSignal: Int32? = nil
+    ) throws(SystemError) -> pid_t {
         guard let program = arguments.first, !program.isEmpty else {
             throw SystemError(call: "spawn", errno: EINVAL)
         }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        for (target, output) in [(Int32(0), stdin), (1, stdout), (2, stderr)] {
-            switch output {
-            case .inherit: break
-            case .null: posix_spawn_file_actions_addopen(&actions, target, "/dev/null", target == 0 ? O_RDONLY : O_WRONLY, 0)
-            case .fd(let fd): posix_spawn_file_actions_adddup2(&actions, fd, target)
-            }
-        }
-        // Whatever a caller forgot to mark close-on-exec still stays here.
-        posix_spawn_file_actions_addclosefrom_np(&actions, 3)
-
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var flags = Int32(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)
-        if newProcessGroup {
-            flags |= Int32(POSIX_SPAWN_SETPGROUP)
-            posix_spawnattr_setpgroup(&attributes, 0)
-        }
-        posix_spawnattr_setflags(&attributes, Int16(flags))
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGUSR1, SIGUSR2] {
-            sigaddset(&defaults, signal)
-        }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-
         let environment = environment ?? currentEnvironment()
+        guard let path = resolve(program, environment: environment) else {
+            throw SystemError(call: "spawn \(program)", errno: ENOENT)
+        }
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) } + [nil]
         defer {
             for pointer in argv { free(pointer) }
             for pointer in envp { free(pointer) }
         }
-        var pid: pid_t = 0
-        let result: Int32 = program.contains("/")
-            ? posix_spawn(&pid, program, &actions, &attributes, &argv, &envp)
-            : posix_spawnp(&pid, program, &actions, &attributes, &argv, &envp)
-        guard result == 0 else { throw SystemError(call: "spawn \(program)", errno: result) }
+        let fds: [Int32] = [stdin.descriptor, stdout.descriptor, stderr.descriptor]
+        let pid = fds.withUnsafeBufferPointer { fds in
+            cloop_spawn_guarded(path, &argv, &envp, fds.baseAddress, newProcessGroup ? 1 : 0, deathSignal ?? 0)
+        }
+        guard pid > 0 else { throw SystemError(call: "spawn \(program)", errno: -pid) }
         return pid
+    }
+
+    /// `program` itself when it names a path, else the first executable of that name in PATH
+    /// (the child's, as a shell started with that environment would search it).
+    static func resolve(_ program: String, environment: [String]) -> String? {
+        if program.contains("/") { return program }
+        let path = environment.last { $0.hasPrefix("PATH=") }.map { String($0.dropFirst(5)) } ?? "/usr/bin:/bin"
+        for directory in path.split(separator: ":", omittingEmptySubsequences: false) {
+            let candidate = (directory.isEmpty ? "." : String(directory)) + "/" + program
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        return nil
     }
 
     /// This process's environment as `KEY=value` strings.

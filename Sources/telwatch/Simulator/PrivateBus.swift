@@ -50,12 +50,11 @@ final class PrivateBus {
         let logPath = directory + "/dbus-daemon.log"
         let log = open(logPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         do {
-            // setpriv (util-linux) makes the kernel stop the bus if the demo itself dies.
-            let guardian = access("/usr/bin/setpriv", X_OK) == 0 ? ["/usr/bin/setpriv", "--pdeathsig", "TERM", "--"] : []
+            // The kernel stops the bus if the demo itself dies.
             pid = try Subprocess.spawn(
-                guardian + ["dbus-daemon", "--nofork", "--print-address=1", "--config-file=" + configPath,
-                            "--address=unix:path=" + directory + "/bus"],
-                stdout: .fd(fds[1]), stderr: log >= 0 ? .fd(log) : .null)
+                ["dbus-daemon", "--nofork", "--print-address=1", "--config-file=" + configPath,
+                 "--address=unix:path=" + directory + "/bus"],
+                stdout: .fd(fds[1]), stderr: log >= 0 ? .fd(log) : .null, deathSignal: SIGTERM)
         } catch {
             close(fds[1])
             if log >= 0 { close(log) }
