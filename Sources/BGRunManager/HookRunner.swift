@@ -26,10 +26,18 @@ public struct HookSettings {
     public var stderr: Subprocess.Output
     /// The environment every hook starts from; the event's `TELWATCH_` variables are added.
     public var baseEnvironment: [String]
+    /// Events whose newest occurrence replaces an older one still waiting under the same key
+    /// (`updated`: only the latest state of a call matters to a hook that has not started yet).
+    public var coalescedEvents: Set<String>
+    /// Hooks running at once, over every key; the rest wait their turn in arrival order.
+    public var maxRunning: Int
+    /// Hooks waiting, over every key; beyond it a new hook is dropped and reported.
+    public var maxQueued: Int
 
     public init(directory: String? = nil, commands: [String: [[String]]] = [:], timeout: Double = 30,
                 killGrace: Double = 2, stdout: Subprocess.Output = .inherit, stderr: Subprocess.Output = .inherit,
-                baseEnvironment: [String] = Subprocess.currentEnvironment()) {
+                baseEnvironment: [String] = Subprocess.currentEnvironment(), coalescedEvents: Set<String> = [],
+                maxRunning: Int = HookSettings.defaultMaxRunning(), maxQueued: Int = 1024) {
         self.directory = directory
         self.commands = commands
         self.timeout = timeout
@@ -37,6 +45,21 @@ public struct HookSettings {
         self.stdout = stdout
         self.stderr = stderr
         self.baseEnvironment = baseEnvironment
+        self.coalescedEvents = coalescedEvents
+        self.maxRunning = max(1, maxRunning)
+        self.maxQueued = max(1, maxQueued)
+    }
+}
+
+extension HookSettings {
+    /// A running hook holds a few descriptors (its pidfd and timeout timerfd, and two more for a
+    /// moment while it starts). The cap leaves room, whatever the limit, for what must never fail
+    /// for want of one: the bus, the inhibitor lock, the run record, the run command.
+    public static func defaultMaxRunning(reserve: Int = 32, perHook: Int = 4, ceiling: Int = 16) -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1 }
+        let available = Int(clamping: limit.rlim_cur)
+        return max(1, min(ceiling, (available - reserve) / perHook))
     }
 }
 
@@ -49,6 +72,8 @@ public enum HookResult: Equatable, Sendable, CustomStringConvertible {
     case failedToStart(String)
     /// Never started: telwatch was shutting down and out of time.
     case cancelled
+    /// Never started: too many hooks were already waiting.
+    case dropped(waiting: Int)
 
     public var isSuccess: Bool { self == .exited(0) }
 
@@ -59,6 +84,7 @@ public enum HookResult: Equatable, Sendable, CustomStringConvertible {
         case .timedOut(let status): return "timed out and was stopped (\(status))"
         case .failedToStart(let why): return "could not start: \(why)"
         case .cancelled: return "cancelled at shutdown"
+        case .dropped(let waiting): return "dropped: \(waiting) hooks were already waiting"
         }
     }
 }
@@ -77,7 +103,10 @@ public struct HookOutcome: Sendable {
 
 /// Runs the hooks of an event, entirely through the loop (a pidfd and a timerfd per running
 /// hook), so event processing never waits for a hook. Hooks that share an ordering key run one
-/// after another, in the order their events arrived; different keys run side by side.
+/// after another, in the order their events arrived; different keys run side by side, at most
+/// `maxRunning` at once (keys wait for a slot in the order they became ready). Everything is
+/// bounded: an older waiting hook of a coalesced event is replaced by the newer one, and past
+/// `maxQueued` waiting hooks a new one is dropped and reported (`.dropped`).
 /// Dropping the runner kills every hook still running (its whole process group) and reaps it.
 public final class HookRunner {
     public let settings: HookSettings
@@ -110,7 +139,15 @@ public final class HookRunner {
     private let loop: EventLoop
     private var queues: [String: [Invocation]] = [:]
     private var running: [String: Running] = [:]
+    /// Keys with a hook ready to start, waiting for a slot, oldest first; each key once.
+    private var readyKeys: [String] = []
     private var idleWaiters: [() -> Void] = []
+    /// Hooks waiting in `queues`.
+    public private(set) var queuedCount = 0
+    /// Waiting hooks replaced by a newer occurrence of their event, since the start.
+    public private(set) var coalescedCount = 0
+    /// The most hooks that ever ran at once.
+    public private(set) var peakRunning = 0
 
     public init(loop: EventLoop, settings: HookSettings) {
         self.loop = loop
@@ -119,6 +156,9 @@ public final class HookRunner {
 
     /// No hook queued or running.
     public var isIdle: Bool { running.isEmpty && queues.isEmpty }
+
+    /// Hooks running now.
+    public var runningCount: Int { running.count }
 
     /// The argv of every hook for `event`, in the order they run.
     public func hooks(for event: String) -> [[String]] {
@@ -144,11 +184,28 @@ public final class HookRunner {
         guard !commands.isEmpty else { return 0 }
         let environment = ChildEnvironment.make(
             base: settings.baseEnvironment, variables: [("TELWATCH_EVENT", event)] + variables)
-        queues[key, default: []] += commands.map {
-            Invocation(event: event, key: key, command: $0, environment: environment)
+        var queue = queues[key] ?? []
+        if settings.coalescedEvents.contains(event) {
+            let before = queue.count
+            queue.removeAll { $0.event == event }
+            coalescedCount += before - queue.count
+            queuedCount -= before - queue.count
         }
-        startNext(key)
-        return commands.count
+        var queued = 0
+        for command in commands {
+            let invocation = Invocation(event: event, key: key, command: command, environment: environment)
+            guard queuedCount < settings.maxQueued else {
+                report(invocation, .dropped(waiting: queuedCount))
+                continue
+            }
+            queue.append(invocation)
+            queuedCount += 1
+            queued += 1
+        }
+        queues[key] = queue.isEmpty ? nil : queue
+        makeReady(key)
+        startWaiting()
+        return queued
     }
 
     /// Calls `done` once no hook is queued or running (at once if none is).
@@ -161,21 +218,37 @@ public final class HookRunner {
     public func abort() {
         let dropped = queues.values.flatMap { $0 }
         queues.removeAll()
-        for invocation in dropped {
-            onOutcome(HookOutcome(event: invocation.event, key: invocation.key, command: invocation.command,
-                                  pid: nil, startedAt: wallClockNow(), duration: 0, result: .cancelled))
-        }
+        readyKeys.removeAll()
+        queuedCount = 0
+        for invocation in dropped { report(invocation, .cancelled) }
         for hook in running.values { hook.child.kill() }
         notifyIfIdle()
     }
 
-    private func startNext(_ key: String) {
-        while running[key] == nil, var queue = queues[key], !queue.isEmpty {
+    /// Puts `key` in line for a slot if its next hook can start once there is one.
+    private func makeReady(_ key: String) {
+        guard running[key] == nil, queues[key] != nil, !readyKeys.contains(key) else { return }
+        readyKeys.append(key)
+    }
+
+    /// Starts waiting hooks while there are free slots, oldest ready key first.
+    private func startWaiting() {
+        while running.count < settings.maxRunning, !readyKeys.isEmpty {
+            let key = readyKeys.removeFirst()
+            guard running[key] == nil, var queue = queues[key], !queue.isEmpty else { continue }
             let invocation = queue.removeFirst()
             queues[key] = queue.isEmpty ? nil : queue
+            queuedCount -= 1
             start(invocation)
+            // A hook that could not start leaves its key free for the next one.
+            if running[key] == nil { makeReady(key) }
         }
         notifyIfIdle()
+    }
+
+    private func report(_ invocation: Invocation, _ result: HookResult) {
+        onOutcome(HookOutcome(event: invocation.event, key: invocation.key, command: invocation.command,
+                              pid: nil, startedAt: wallClockNow(), duration: 0, result: result))
     }
 
     private func start(_ invocation: Invocation) {
@@ -194,6 +267,7 @@ public final class HookRunner {
             }
             hook.timeoutTimer?.schedule(after: settings.timeout)
             running[invocation.key] = hook
+            peakRunning = max(peakRunning, running.count)
         } catch {
             onOutcome(HookOutcome(event: invocation.event, key: invocation.key, command: invocation.command,
                                   pid: nil, startedAt: started, duration: 0, result: .failedToStart("\(error)")))
@@ -216,7 +290,8 @@ public final class HookRunner {
         onOutcome(HookOutcome(event: invocation.event, key: key, command: invocation.command, pid: hook.child.pid,
                               startedAt: hook.startedAt, duration: monotonicNow() - hook.startedMonotonic,
                               result: result))
-        startNext(key)
+        makeReady(key)
+        startWaiting()
     }
 
     private func notifyIfIdle() {

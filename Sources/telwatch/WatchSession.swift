@@ -49,7 +49,7 @@ final class WatchSession {
             // Hooks write to telwatch's stderr: stdout belongs to the event stream (`| jq`).
             let runner = HookRunner(loop: loop, settings: HookSettings(
                 directory: options.hooksDirectory, commands: options.hookCommands, timeout: options.hookTimeout,
-                stdout: .fd(2), stderr: .fd(2)))
+                stdout: .fd(2), stderr: .fd(2), coalescedEvents: ["updated"]))
             runner.onOutcome = { [weak self] outcome in self?.pipeline.send(.hook(outcome)) }
             hooks = runner
         }

@@ -39,8 +39,18 @@ final class LineWriter {
     }
 }
 
-/// Diagnostics on stderr, prefixed with the program name like every Unix tool.
+/// Diagnostics on stderr, prefixed with the program name like every Unix tool. Messages carry text
+/// from outside (D-Bus error texts, bus names, paths, hook commands): every one goes through the
+/// terminal escaper and is cut to `warningLimit` bytes, so no message can move the cursor, set a
+/// title, or forge a second line.
 func warn(_ message: String) {
-    var line = "telwatch: " + message + "\n"
+    var text = TerminalText.escape(message)
+    if text.utf8.count > warningLimit {
+        text = String(decoding: text.utf8.prefix(warningLimit), as: UTF8.self) + "… (cut)"
+    }
+    var line = "telwatch: " + text + "\n"
     line.withUTF8 { _ = Glibc.write(2, $0.baseAddress, $0.count) }
 }
+
+/// Long enough for every message of telwatch's own, with room for a quoted reason.
+let warningLimit = 1024

@@ -46,7 +46,7 @@ enum ServiceEventFormat {
             return "a run left open by telwatch pid \(record.pid) (started \(Timestamp.localClock(record.startedAt)), "
                 + "\(record.reason)) was closed; its run-stopped hooks run with reason stale"
         case .stateError(let why): return "state directory: \(why)"
-        default: return "\(event.name): " + event.fields.map { "\($0.key)=\(fieldText($0.value))" }.joined(separator: " ")
+        default: return "\(event.name): " + event.fields.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         }
     }
 
@@ -110,7 +110,7 @@ enum ServiceEventFormat {
             return "ignored PrepareForSleep from \(sender): not the owner of org.freedesktop.login1"
                 + (suppressed > 0 ? " (and \(suppressed) more not shown)" : "")
         case .malformedSignal(let signature):
-            return "skipped: PrepareForSleep from logind with signature '\(TerminalText.escape(signature))'"
+            return "skipped: PrepareForSleep from logind with signature '\(signature)'"
         case .stateError(let why): return "state directory: \(why)"
         default: return event.name
         }
