@@ -69,6 +69,8 @@ public final class BGRunManager {
     private let hooks: HookRunner?
     private let onEvent: (RunEvent) -> Void
     private var store: RunStateStore?
+    /// Something that is not a record stands in the record's place: nothing is written.
+    private var recordBlocked = false
     private var startedMonotonic = 0.0
     private var leaseTimer: TimerSource?
     private var leaseExpiresAt: Double?
@@ -271,7 +273,7 @@ public final class BGRunManager {
                 self?.finishShutdownIfQuiet()
             }
         }
-        store?.remove()
+        removeRecord()
         emit(.stopped(info, reason: reason, duration: duration))
         runHooks("run-stopped", info, reason: reason.rawValue, duration: duration)
     }
@@ -392,8 +394,20 @@ public final class BGRunManager {
     // MARK: Crash recovery
 
     private func recoverStaleRun() {
-        guard let store, store.hasRecord else { return }
-        if let record = store.read() {
+        guard let store else { return }
+        switch store.checkRecord() {
+        case .absent:
+            return
+        case .unusable(let what, removable: false):
+            // Not ours to remove: say so once, and record nothing rather than fail at every run.
+            // The store stays: its instance lock still keeps a second telwatch out.
+            recordBlocked = true
+            emit(.stateError("\(what): runs are not recorded (crash recovery and status will not see them) "
+                             + "until it is removed"))
+            return
+        case .unusable(let what, removable: true):
+            emit(.stateError("\(what) was left in \(store.directory); removed"))
+        case .record(let record):
             emit(.staleRunRecovered(record))
             if let wakelock = record.wakelock {
                 do { try wakelock.release() } catch { emit(.wakelockReleaseFailed("\(wakelock.name): \(error)")) }
@@ -401,10 +415,13 @@ public final class BGRunManager {
             let info = RunInfo(id: record.runID, reason: record.reason, firstHolder: "", startedAt: record.startedAt)
             runHooks("run-stopped", info, reason: RunEndReason.stale.rawValue, duration: nil, lock: .released,
                      extra: [("TELWATCH_STALE_PID", String(record.pid))])
-        } else {
-            emit(.stateError("an unreadable run record was left in \(store.directory); removed"))
         }
-        store.remove()
+        removeRecord()
+    }
+
+    private func removeRecord() {
+        guard !recordBlocked else { return }
+        do { try store?.remove() } catch { reportStateError("cannot remove the run record: \(error)") }
     }
 
     /// Every call event renews the lease; rewriting the record for each would put file I/O on
@@ -415,15 +432,20 @@ public final class BGRunManager {
     }
 
     private func writeRecord() {
-        guard let store, let record else { return }
+        guard let store, let record, !recordBlocked else { return }
         recordedLeaseExpiresAt = leaseExpiresAt
         do {
             try store.write(record)
         } catch {
-            guard !stateErrorReported else { return }
-            stateErrorReported = true
-            emit(.stateError("cannot record the run: \(error)"))
+            reportStateError("cannot record the run: \(error)")
         }
+    }
+
+    /// Once per run: a state directory that fails, fails at every write.
+    private func reportStateError(_ message: String) {
+        guard !stateErrorReported else { return }
+        stateErrorReported = true
+        emit(.stateError(message))
     }
 
     // MARK: Output

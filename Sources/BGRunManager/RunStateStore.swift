@@ -129,7 +129,7 @@ public final class RunStateStore {
         self.directory = directory
         try RunStateStore.makeDirectories(directory)
         let path = directory + "/" + RunStateStore.instanceLockName
-        lockFD = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        lockFD = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
         guard lockFD >= 0 else { throw SystemError.last("open \(path)") }
         guard flock(lockFD, LOCK_EX | LOCK_NB) == 0 else {
             let code = errno
@@ -143,8 +143,36 @@ public final class RunStateStore {
 
     private var recordPath: String { directory + "/" + RunStateStore.recordName }
 
-    /// Whether a record file exists (readable or not).
-    public var hasRecord: Bool { access(recordPath, F_OK) == 0 }
+    /// What stands where the run record belongs.
+    public enum RecordCheck: Equatable {
+        case absent
+        case record(RunRecord)
+        /// Something that is not a usable record; `removable` when removing it is safe (a
+        /// garbled or oversized file, a symbolic link) rather than someone else's (a directory,
+        /// a FIFO, a device).
+        case unusable(String, removable: Bool)
+    }
+
+    /// Looks at the record's place without following a link, blocking, or reading past a small bound.
+    public func checkRecord() -> RecordCheck {
+        do {
+            let text = try SmallFile.text(recordPath, limit: RunStateStore.recordLimit, followSymlinks: false)
+            guard let record = RunRecord(encoded: text) else {
+                return .unusable("an unreadable run record", removable: true)
+            }
+            return .record(record)
+        } catch .system(let error) where error.errno == ENOENT {
+            return .absent
+        } catch .system(let error) where error.errno == ELOOP {
+            return .unusable("a symbolic link in place of the run record", removable: true)
+        } catch .notRegular {
+            return .unusable("\(recordPath) is not a regular file", removable: false)
+        } catch .tooLarge(_, let limit) {
+            return .unusable("a run record larger than \(limit) bytes", removable: true)
+        } catch {
+            return .unusable("\(error)", removable: false)
+        }
+    }
 
     public func read() -> RunRecord? { RunStateStore.read(directory: directory) }
 
@@ -166,7 +194,7 @@ public final class RunStateStore {
     private func replace(_ name: String, with text: String) throws {
         let path = directory + "/" + name
         let temporary = directory + "/." + name + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
         guard fd >= 0 else { throw SystemError.last("open \(temporary)") }
         let bytes = Array(text.utf8)
         let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
@@ -183,8 +211,9 @@ public final class RunStateStore {
         }
     }
 
-    public func remove() {
-        unlink(recordPath)
+    /// Removes the record (a link in its place, not what it points to); none is no error.
+    public func remove() throws(SystemError) {
+        guard unlink(recordPath) == 0 || errno == ENOENT else { throw .last("unlink \(recordPath)") }
     }
 
     private static func makeDirectories(_ path: String) throws {
