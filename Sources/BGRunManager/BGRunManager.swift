@@ -71,6 +71,7 @@ public final class BGRunManager {
     private var store: RunStateStore?
     /// Something that is not a record stands in the record's place: nothing is written.
     private var recordBlocked = false
+    private var staleCommandTimer: TimerSource?
     private var startedMonotonic = 0.0
     private var leaseTimer: TimerSource?
     private var leaseExpiresAt: Double?
@@ -140,7 +141,8 @@ public final class BGRunManager {
         guard let run else { return nil }
         return RunRecord(runID: run.id, reason: run.reason, pid: getpid(), startedAt: run.startedAt,
                          updatedAt: wallClockNow(), holders: holders.count, lease: configuration.lease,
-                         leaseExpiresAt: leaseExpiresAt, lock: lockState, wakelock: heldWakelock)
+                         leaseExpiresAt: leaseExpiresAt, lock: lockState, wakelock: heldWakelock,
+                         command: runCommand?.identity)
     }
 
     // MARK: Holders
@@ -248,9 +250,9 @@ public final class BGRunManager {
         armLease()
         // The lock request goes out first: recording the run is file I/O, and a ring is waiting.
         takeLock()
-        writeRecord()
         takeWakelock()
         startCommand(info)
+        writeRecord()
         armHeartbeat(info)
     }
 
@@ -415,8 +417,35 @@ public final class BGRunManager {
             let info = RunInfo(id: record.runID, reason: record.reason, firstHolder: "", startedAt: record.startedAt)
             runHooks("run-stopped", info, reason: RunEndReason.stale.rawValue, duration: nil, lock: .released,
                      extra: [("TELWATCH_STALE_PID", String(record.pid))])
+            if let command = record.command { stopStaleCommand(command) }
         }
         removeRecord()
+    }
+
+    /// The dead telwatch's run command, if it is still there (a command that ignored the
+    /// SIGTERM its parent's death sent): TERM to its group now, KILL after the grace. The
+    /// recorded start time makes sure it is that process, not one that got its pid since.
+    private func stopStaleCommand(_ command: ProcessIdentity) {
+        guard command.isRunning else { return }
+        emit(.staleCommandStopped(pid: command.pid))
+        _ = kill(-command.pid, SIGTERM)
+        let killGroup = {
+            // The leader may be gone while members of its group live on: a group id is not
+            // reused while the group has a member.
+            if command.isRunning || (ProcessIdentity.of(command.pid) == nil && kill(-command.pid, 0) == 0) {
+                _ = kill(-command.pid, SIGKILL)
+            }
+        }
+        do {
+            let timer = try loop.timer { [weak self] in
+                killGroup()
+                self?.staleCommandTimer = nil
+            }
+            timer.schedule(after: configuration.commandGrace)
+            staleCommandTimer = timer
+        } catch {
+            killGroup()
+        }
     }
 
     private func removeRecord() {

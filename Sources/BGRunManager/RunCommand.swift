@@ -8,6 +8,8 @@ import Loop
 /// the run itself (the lock) does not depend on it.
 public final class RunCommand {
     public let pid: pid_t
+    /// The command as the kernel knows it, recorded so that a later telwatch can stop it safely.
+    public let identity: ProcessIdentity?
     private let child: ProcessGroupChild
     private var stopWaiters: [() -> Void] = []
 
@@ -17,6 +19,7 @@ public final class RunCommand {
         child = try ProcessGroupChild(loop: loop, arguments: arguments, environment: environment,
                                       stdout: stdout, stderr: stderr)
         pid = child.pid
+        identity = ProcessIdentity.of(child.pid)
         child.onExit = { [weak self] status in
             guard let self else { return }
             onExit(status, !self.child.isStopping)

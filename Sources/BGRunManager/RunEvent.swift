@@ -40,6 +40,8 @@ public struct RunEvent: Equatable, Sendable, FieldedEvent {
         case runCommandFailed(String)
         /// A run left open by a telwatch that died; its stop hook runs with reason `stale`.
         case staleRunRecovered(RunRecord)
+        /// That dead telwatch's run command was still running: stopped (TERM, KILL after the grace).
+        case staleCommandStopped(pid: Int32)
         /// The state directory could not be used: crash recovery and `status` will not see this run.
         case stateError(String)
     }
@@ -62,6 +64,7 @@ public struct RunEvent: Equatable, Sendable, FieldedEvent {
         case .runCommandExited: return "run-command-exited"
         case .runCommandFailed: return "run-command-failed"
         case .staleRunRecovered: return "stale-run-recovered"
+        case .staleCommandStopped: return "stale-command-stopped"
         case .stateError: return "state-error"
         }
     }
@@ -70,7 +73,7 @@ public struct RunEvent: Equatable, Sendable, FieldedEvent {
     public var isWarning: Bool {
         switch kind {
         case .lockUnavailable, .wakelockUnavailable, .wakelockReleaseFailed, .timerUnavailable, .runCommandFailed,
-             .staleRunRecovered, .stateError: return true
+             .staleRunRecovered, .staleCommandStopped, .stateError: return true
         case .runCommandExited(_, _, let early): return early
         default: return false
         }
@@ -95,7 +98,7 @@ public struct RunEvent: Equatable, Sendable, FieldedEvent {
             return [("name", .text(lock.name))]
         case .heartbeat(let runID, let count, let elapsed):
             return [("run_id", .text(runID)), ("count", .count(count)), ("elapsed", .seconds(elapsed))]
-        case .runCommandStarted(let pid):
+        case .runCommandStarted(let pid), .staleCommandStopped(let pid):
             return [("pid", .count(Int(pid)))]
         case .runCommandExited(let pid, let status, let early):
             return [("pid", .count(Int(pid))), ("status", .text(status.description)), ("early", .flag(early))]

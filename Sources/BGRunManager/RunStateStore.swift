@@ -20,9 +20,13 @@ public struct RunRecord: Equatable, Sendable {
     public var lock: LockState
     /// A kernel wakelock the run holds: recovery must release it, the kernel will not.
     public var wakelock: KernelWakelock?
+    /// The run command while it runs (the leader of its own process group): recovery stops it,
+    /// should it have outlived its telwatch.
+    public var command: ProcessIdentity?
 
     public init(runID: String, reason: String, pid: Int32, startedAt: Double, updatedAt: Double, holders: Int,
-                lease: Double?, leaseExpiresAt: Double?, lock: LockState, wakelock: KernelWakelock?) {
+                lease: Double?, leaseExpiresAt: Double?, lock: LockState, wakelock: KernelWakelock?,
+                command: ProcessIdentity? = nil) {
         self.runID = runID
         self.reason = reason
         self.pid = pid
@@ -33,6 +37,7 @@ public struct RunRecord: Equatable, Sendable {
         self.leaseExpiresAt = leaseExpiresAt
         self.lock = lock
         self.wakelock = wakelock
+        self.command = command
     }
 
     /// How long the run has been held at `now`.
@@ -54,6 +59,10 @@ public struct RunRecord: Equatable, Sendable {
             fields.append(("wakelock", wakelock.name))
             fields.append(("wakelock_directory", wakelock.directory))
         }
+        if let command {
+            fields.append(("command_pid", String(command.pid)))
+            fields.append(("command_start", String(command.startTime)))
+        }
         return RecordFields.encode(fields)
     }
 
@@ -70,9 +79,15 @@ public struct RunRecord: Equatable, Sendable {
         if let name = fields["wakelock"], let directory = fields["wakelock_directory"] {
             wakelock = KernelWakelock(name: name, directory: directory)
         }
+        var command: ProcessIdentity?
+        if let pid = fields["command_pid"].flatMap({ Int32($0) }),
+           let start = fields["command_start"].flatMap({ UInt64($0) }) {
+            command = ProcessIdentity(pid: pid, startTime: start)
+        }
         self.init(runID: runID, reason: reason, pid: pid, startedAt: startedAt, updatedAt: updatedAt,
                   holders: holders, lease: fields["lease"].flatMap { Double($0) },
-                  leaseExpiresAt: fields["lease_expires_at"].flatMap { Double($0) }, lock: lock, wakelock: wakelock)
+                  leaseExpiresAt: fields["lease_expires_at"].flatMap { Double($0) }, lock: lock, wakelock: wakelock,
+                  command: command)
     }
 }
 

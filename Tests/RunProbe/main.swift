@@ -20,8 +20,13 @@ func holdRun(_ arguments: [String]) throws {
     if arguments.count > 2 {
         configuration.wakelock = KernelWakelock(name: "telwatch-run-probe", directory: arguments[2])
     }
-    // A run command, to show it does not outlive a killed telwatch.
-    configuration.command = ["sleep", "300"]
+    // A run command, to show it does not outlive a killed telwatch; with PROBE_STUBBORN=1 one that
+    // ignores the SIGTERM its parent's death sends, which only the next start can stop.
+    let stubborn = getenv("PROBE_STUBBORN").map { String(cString: $0) } == "1"
+    // PROBE_MARKER names the command (an extra, zero-length sleep) so a test can find it in /proc.
+    let marker = getenv("PROBE_MARKER").map { String(cString: $0) } ?? "0"
+    configuration.command = stubborn ? ["sh", "-c", "trap '' TERM; exec sleep 300"] : ["sleep", "300", marker]
+    configuration.commandGrace = 0.3
     let manager = try BGRunManager(loop: loop, lockBus: bus, configuration: configuration) { event in
         say(([event.name] + event.fields.map { $0.key + "=" + $0.value.description }).joined(separator: " "))
     }

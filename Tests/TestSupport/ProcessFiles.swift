@@ -97,6 +97,19 @@ public enum ProcessTable {
         }
     }
 
+    /// Runs `loop` until `pid` has terminated (bounded), for a process whose end depends on the
+    /// loop turning (a timer of the code under test kills it): the process's pidfd is in the loop,
+    /// so its end wakes it. True when it ended.
+    public static func runLoop(_ loop: EventLoop, untilEndOf pid: pid_t, timeout: Double) -> Bool {
+        let fd = cloop_pidfd_open(pid)
+        guard fd >= 0 else { return !isAlive(pid) }
+        defer { close(fd) }
+        var ended = false
+        guard let source = try? loop.watch(fd: fd, events: .readable, { _ in ended = true }) else { return false }
+        defer { source.cancel() }
+        return loop.run(until: { ended }, timeout: timeout)
+    }
+
     /// Whether `pid` exists and is not a zombie.
     public static func isAlive(_ pid: pid_t) -> Bool {
         guard let stat = status(pid) else { return false }

@@ -45,6 +45,8 @@ enum ServiceEventFormat {
         case .staleRunRecovered(let record):
             return "a run left open by telwatch pid \(record.pid) (started \(Timestamp.localClock(record.startedAt)), "
                 + "\(record.reason)) was closed; its run-stopped hooks run with reason stale"
+        case .staleCommandStopped(let pid):
+            return "the run command of that run (pid \(pid)) was still running; it was stopped"
         case .stateError(let why): return "state directory: \(why)"
         default: return "\(event.name): " + event.fields.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         }
