@@ -13,6 +13,11 @@ final class WatchSession {
     let options: WatchOptions
     let loop: EventLoop
     let connection: Connection
+    /// logind's own connection (the inhibitor lock and PrepareForSleep): whatever a stack does to
+    /// the monitor's connection (a pile of unanswered calls counts against it at the bus, and
+    /// past the bus's limit every call on it fails) can never cost the lock
+    /// (docs/modem-stacks.md §8).
+    let lockConnection: Connection
     private let pipeline: EventPipeline
     private var monitor: CallMonitor!
     private var runs: BGRunManager?
@@ -33,6 +38,8 @@ final class WatchSession {
         self.options = options
         self.loop = loop
         self.connection = connection
+        lockConnection = try Connection(connection.bus, loop: loop)
+        lockConnection.onWarning = connection.onWarning
         pendingSync = Set(options.backend.kinds)
         var liveCalls: () -> Int = { 0 }
         pipeline = EventPipeline(liveCalls: { liveCalls() })
@@ -55,7 +62,7 @@ final class WatchSession {
         }
         // A run left open by a killed predecessor is reported (and its hooks run) as the run
         // manager starts: the sinks that show it are already in place.
-        runs = try BGRunManager(loop: loop, lockBus: connection, configuration: runConfiguration(),
+        runs = try BGRunManager(loop: loop, lockBus: lockConnection, configuration: runConfiguration(),
                                 hooks: hooks) { [weak self] event in self?.pipeline.send(.run(event)) }
         let telManager = TelManager(runs: runs)
         pipeline.append(telManager)
@@ -89,16 +96,18 @@ final class WatchSession {
             guard let self else { return }
             if signal == SIGUSR1 { self.sendStats(.stats) } else { self.stop(status: ExitStatus.success) }
         }
-        connection.onDisconnect = { [weak self] in
-            guard let self else { return }
-            warn("lost the \(self.options.bus) bus; stopping (a supervisor should restart telwatch)")
-            self.monitor.connectionLost()
-            self.stop(status: ExitStatus.busUnavailable)
+        for bus in [connection, lockConnection] {
+            bus.onDisconnect = { [weak self] in
+                guard let self, !self.stopping else { return }
+                warn("lost the \(self.options.bus) bus; stopping (a supervisor should restart telwatch)")
+                self.monitor.connectionLost()
+                self.stop(status: ExitStatus.busUnavailable)
+            }
         }
         try monitor.start()
         // After the backends: a resume then finds them started, ready to resync.
         sleep = try SleepCoordinator(
-            connection: connection, runs: runs,
+            connection: lockConnection, runs: runs,
             settings: SleepSettings(delayLock: options.sleepDelayLock, resumeGrace: options.resumeGrace),
             onEvent: { [weak self] event in self?.pipeline.send(.sleep(event)) },
             onResume: { [weak self] in self?.monitor.resync() })
