@@ -30,8 +30,8 @@ let package = Package(
         .testTarget(name: "CallMonitorTests", dependencies: ["CallMonitor", "Loop", "TestSupport"]),
         .testTarget(name: "BGRunManagerTests", dependencies: ["BGRunManager", "Loop", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "CallMonitor", "BGRunManager", "Loop", "TestSupport"]),
-        .testTarget(name: "TelwatchTests", dependencies: ["telwatch", "Pipeline", "DBus", "Loop", "TestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["DBus", "Loop", "TestSupport"]),
+        .testTarget(name: "TelwatchTests", dependencies: ["telwatch", "Pipeline", "CallMonitor", "DBus", "Loop", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["CallMonitor", "DBus", "Loop", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -161,50 +161,131 @@ public struct PathProperties: DBusType {
     public var dbusValue: DBusValue { .structure([.objectPath(path), properties.dbusValue]) }
 }
 
-/// One backend's hold on its service: the owner watch, subscriptions that only accept the
-/// current owner, and method calls addressed to that owner (never to whoever owns the name
-/// when the call arrives, so a reply can never come from a newer instance).
-final class ServiceLink {
+/// What a backend tells the monitor, stamped with its stack: calls as `BackendEvent`s, all the
+/// user should hear as `BackendNotice`s.
+struct BackendOutput {
     let kind: BackendKind
-    private let connection: Connection
-    private var watch: NameOwnerWatch?
-    private var subscriptions: [Subscription] = []
-    private var inFlight: [UInt64: PendingCall] = [:]
-    private var nextCall: UInt64 = 0
-    private var epoch: UInt64 = 0
+    private let onEvent: (BackendEvent) -> Void
     private let onNotice: (BackendNotice) -> Void
 
-    init(kind: BackendKind, connection: Connection, onNotice: @escaping (BackendNotice) -> Void) {
+    init(kind: BackendKind, onEvent: @escaping (BackendEvent) -> Void,
+         onNotice: @escaping (BackendNotice) -> Void) {
         self.kind = kind
-        self.connection = connection
+        self.onEvent = onEvent
         self.onNotice = onNotice
     }
 
+    func key(_ path: String) -> CallKey { CallKey(backend: kind, path: path) }
+
+    /// `learnedOnResume` when the resync after a resume found it.
+    func emit(_ event: BackendEvent, resumed: Bool = false) {
+        onEvent(resumed ? .learnedOnResume(event) : event)
+    }
+
+    func notice(_ notice: BackendNotice) { onNotice(notice) }
+
+    /// A message from the owner that cannot be used: one notice naming it, never its contents.
+    func malformed(_ message: Message) {
+        onNotice(.malformed(kind, "\(message.member ?? "?") on \(CallText.clip(message.path ?? "?")) "
+                                + "with signature '\(CallText.clip(message.signature))'"))
+    }
+
+    /// Parts of a call's properties that were left out (wrong type, unknown value, too long).
+    func report(_ problems: [String], on path: String) {
+        for problem in problems { onNotice(.malformed(kind, "call \(CallText.clip(path)): \(problem)")) }
+    }
+}
+
+/// A backend as its `ServiceLink` runs it: the link does what every stack needs (the owner, its
+/// syncs, stopping), the backend only what is its stack's own.
+protocol LinkedBackend: CallBackend {
+    var link: ServiceLink { get }
+    /// Subscribes (through `link`) to the stack's signals.
+    func subscribe()
+    /// The calls followed now: a sync expects to find each of them listed again.
+    var followedCalls: [String] { get }
+    /// Sends `round`'s first listing (through `link`, so that the round counts it).
+    func sync(_ round: SyncRound)
+    /// Drops every modem and call: the owner went away, or the backend stops.
+    func forgetAll()
+    /// A call known before `round` that neither a listing nor a signal has vouched for since:
+    /// dropped, and the event that ends it; nil when the backend keeps it.
+    func unconfirmedGone(_ path: String) -> BackendEvent?
+}
+
+extension LinkedBackend {
+    public var kind: BackendKind { link.kind }
+    public func start() throws { try link.start(self) }
+    public func resync() { link.resync() }
+    public func stop() { link.stop() }
+}
+
+/// One backend's hold on its service: the owner watch, subscriptions that only accept the
+/// current owner, method calls addressed to that owner (never to whoever owns the name when the
+/// call arrives, so a reply can never come from a newer instance), and the sync every owner gets.
+final class ServiceLink {
+    private let output: BackendOutput
+    private let connection: Connection
+    private let methodCalls: MethodCallQueue
+    /// The service's policy may refuse a listing to this user (oFono's at_console rule,
+    /// docs/modem-stacks.md §3.4): say so once and follow signals, rather than call it a failure.
+    private let policyMayRefuse: Bool
+    private weak var backend: LinkedBackend?
+    private var watch: NameOwnerWatch?
+    private var subscriptions: [Subscription] = []
+    /// The sync in progress; a new owner's sync or the owner's end makes any older one moot.
+    private var round: SyncRound?
+    private var refusalReported = false
+
+    init(output: BackendOutput, connection: Connection, policyMayRefuse: Bool = false) {
+        self.output = output
+        self.connection = connection
+        self.policyMayRefuse = policyMayRefuse
+        methodCalls = MethodCallQueue(connection: connection)
+    }
+
+    var kind: BackendKind { output.kind }
     var owner: String? { watch?.owner }
-    var isStarted: Bool { watch != nil }
 
     /// Watches the name, as every backend follows its service: a new owner is announced and
     /// synced, a vanished owner's calls end (`backendLost`), an absent one is waited for.
-    /// Subscribe right after, in the same turn: our AddMatch requests then reach the bus before
+    /// The backend subscribes in the same turn: our AddMatch requests then reach the bus before
     /// any sync request the owner answer triggers, so no signal falls between the listing and
     /// the subscriptions.
-    func start(sync: @escaping () -> Void, forget: @escaping () -> Void,
-               onEvent: @escaping (BackendEvent) -> Void) throws {
+    func start(_ backend: LinkedBackend) throws {
+        guard watch == nil else { return }
+        self.backend = backend
         let kind = self.kind
-        let report = onNotice
-        watch = try connection.watchName(kind.serviceName) { event in
+        let output = self.output
+        watch = try connection.watchName(kind.serviceName) { [weak self] event in
             switch event {
             case .appeared(let owner):
-                report(.serviceAppeared(kind, owner: owner))
-                sync()
+                output.notice(.serviceAppeared(kind, owner: owner))
+                self?.sync(resumed: false)
             case .vanished:
-                forget()
-                report(.serviceVanished(kind))
-                onEvent(.backendLost(kind))
+                self?.forget()
+                output.notice(.serviceVanished(kind))
+                output.emit(.backendLost(kind))
             case .absent:
-                report(.serviceAbsent(kind))
+                output.notice(.serviceAbsent(kind))
             }
         }
+        backend.subscribe()
+    }
+
+    /// After a resume: every modem and call listed again, what is found `learnedOnResume`.
+    func resync() {
+        guard owner != nil else { return }
+        sync(resumed: true)
+    }
+
+    /// Stops all delivery: no event or notice after this returns.
+    func stop() {
+        for subscription in subscriptions { subscription.cancel() }
+        subscriptions.removeAll()
+        watch?.cancel()
+        watch = nil
+        forget()
     }
 
     /// Subscribes to signals of `interface` from the service. The rule names the service as
@@ -216,36 +297,109 @@ final class ServiceLink {
         let rule = MatchRule(sender: kind.serviceName, path: path, interface: interface, member: member,
                              arguments: arguments)
         let kind = self.kind
-        let report = onNotice
+        let output = self.output
         let subscription = connection.subscribe(rule, owner: watch, onRejected: { [weak watch] message in
             // Before the first owner answer every sender looks foreign; the sync that follows
             // the answer covers whatever the real owner said meanwhile.
             guard watch?.isResolved == true else { return }
-            report(.rejectedSignal(kind, sender: CallText.clip(message.sender ?? "?"),
-                                   member: CallText.clip(message.member ?? "?")))
+            output.notice(.rejectedSignal(kind, sender: CallText.clip(message.sender ?? "?"),
+                                          member: CallText.clip(message.member ?? "?")))
         }, handler)
         subscriptions.append(subscription)
     }
 
     /// Calls a method on the current owner without blocking; `reply` runs exactly once, unless
-    /// `cancelCalls()` or `stop()` comes first (then never). At most `maxInFlight` calls are out
-    /// at once; the rest wait their turn: a bus refuses a connection more pending replies than
-    /// its limit (128 on dbus-daemon's default system bus), and a sync of a busy modem host asks
-    /// for every call's properties at once.
+    /// the owner goes away or `stop()` comes first (then never). A call for `round` counts as
+    /// one of its requests until its reply has run.
     func call(path: String, interface: String, member: String, arguments: [DBusValue] = [],
-              timeout: Double = 10, reply: @escaping (Result<Message, DBusError>) -> Void) {
+              timeout: Double = 10, round: SyncRound? = nil,
+              reply: @escaping (Result<Message, DBusError>) -> Void) {
+        round?.begin()
+        let counted: (Result<Message, DBusError>) -> Void = { [weak self] result in
+            reply(result)
+            if let round { self?.end(round) }
+        }
         guard let owner, let objectPath = try? ObjectPath(path),
               let message = try? Message.methodCall(destination: owner, path: objectPath, interface: interface,
                                                     member: member),
               (try? message.append(values: arguments)) != nil
         else {
-            failSoon(reply)
+            methodCalls.failSoon(counted)
             return
         }
-        waiting.append(WaitingCall(message: message, timeout: timeout, reply: reply))
-        sendWaiting()
+        methodCalls.send(message, timeout: timeout, reply: counted)
     }
 
+    /// A listing: what it answers reaches `use`, unless `round` is over by then or `stillWanted`
+    /// says the thing listed is gone. An unreadable answer or an error is `round`'s failure
+    /// (or refusal); outside a sync (`round` nil: a modem that came later) it is let go, as the
+    /// next sync lists everything again.
+    func list<T: DBusType>(_ type: T.Type, path: String, interface: String, member: String, what: String? = nil,
+                           round: SyncRound?, stillWanted: @escaping () -> Bool = { true },
+                           _ use: @escaping (T) -> Void) {
+        let what = what ?? member
+        let policyMayRefuse = self.policyMayRefuse
+        call(path: path, interface: interface, member: member, round: round) { [weak self] result in
+            guard let self, round == nil || self.round === round, stillWanted() else { return }
+            switch result {
+            case .success(let reply):
+                guard let value = try? reply.decode(T.self) else {
+                    round?.fail("\(what) answered '\(reply.signature)'")
+                    return
+                }
+                use(value)
+            case .failure(let error):
+                round?.failed(what, error, policyMayRefuse: policyMayRefuse)
+            }
+        }
+    }
+
+    /// A signal announced `path`: the sync in progress need not find it listed.
+    func confirm(_ path: String) {
+        round?.unconfirmed.remove(path)
+    }
+
+    private func sync(resumed: Bool) {
+        guard let backend else { return }
+        let round = SyncRound(knownCalls: backend.followedCalls, resumed: resumed)
+        self.round = round
+        backend.sync(round)
+    }
+
+    private func end(_ round: SyncRound) {
+        guard round.end(), self.round === round else { return }
+        self.round = nil
+        if let refusal = round.refusal {
+            if !refusalReported {
+                refusalReported = true
+                output.notice(.syncRefused(kind, refusal))
+            }
+            return
+        }
+        if let failure = round.failure {
+            output.notice(.syncFailed(kind, failure))
+            return
+        }
+        // Known before the round, not listed now, and no signal since: gone while we were not looking.
+        for path in round.unconfirmed.sorted() {
+            if let event = backend?.unconfirmedGone(path) { output.emit(event, resumed: round.resumed) }
+        }
+        output.notice(.synced(kind, modems: round.modems, calls: round.calls))
+    }
+
+    /// Drops every call in flight (their replies will not run), the sync, and what the backend knew.
+    private func forget() {
+        methodCalls.cancelAll()
+        round = nil
+        backend?.forgetAll()
+    }
+}
+
+/// Method calls with at most `maxInFlight` replies outstanding; the rest wait their turn: a bus
+/// refuses a connection more pending replies than its limit (128 on dbus-daemon's default system
+/// bus, docs/modem-stacks.md §8), and a sync of a busy modem host asks for every call's
+/// properties at once.
+final class MethodCallQueue {
     static let maxInFlight = 32
 
     private struct WaitingCall {
@@ -254,10 +408,43 @@ final class ServiceLink {
         let reply: (Result<Message, DBusError>) -> Void
     }
 
+    private let connection: Connection
     private var waiting: [WaitingCall] = []
+    private var inFlight: [UInt64: PendingCall] = [:]
+    private var nextCall: UInt64 = 0
+    private var epoch: UInt64 = 0
+
+    init(connection: Connection) {
+        self.connection = connection
+    }
+
+    /// `reply` runs exactly once, unless `cancelAll()` comes first (then never).
+    func send(_ message: Message, timeout: Double, reply: @escaping (Result<Message, DBusError>) -> Void) {
+        waiting.append(WaitingCall(message: message, timeout: timeout, reply: reply))
+        sendWaiting()
+    }
+
+    /// A call that could not be sent fails on the loop's next turn, as a sent one would: its
+    /// caller never sees its reply before the call returns.
+    func failSoon(_ reply: @escaping (Result<Message, DBusError>) -> Void) {
+        let epoch = self.epoch
+        connection.loop.soon { [weak self] in
+            guard let self, self.epoch == epoch else { return }
+            reply(.failure(.disconnected))
+        }
+    }
+
+    /// Drops every call waiting or in flight: their replies will not run.
+    func cancelAll() {
+        epoch &+= 1
+        waiting.removeAll()
+        let pending = inFlight
+        inFlight.removeAll()
+        for call in pending.values { call.cancel() }
+    }
 
     private func sendWaiting() {
-        while inFlight.count < ServiceLink.maxInFlight, !waiting.isEmpty {
+        while inFlight.count < MethodCallQueue.maxInFlight, !waiting.isEmpty {
             let next = waiting.removeFirst()
             let token = nextCall
             nextCall &+= 1
@@ -274,42 +461,6 @@ final class ServiceLink {
             inFlight[token] = pending
         }
     }
-
-    private func failSoon(_ reply: @escaping (Result<Message, DBusError>) -> Void) {
-        let epoch = self.epoch
-        connection.loop.soon { [weak self] in
-            guard let self, self.epoch == epoch else { return }
-            reply(.failure(.disconnected))
-        }
-    }
-
-    /// Drops every call in flight: their replies will not run.
-    func cancelCalls() {
-        epoch &+= 1
-        waiting.removeAll()
-        let pending = inFlight
-        inFlight.removeAll()
-        for call in pending.values { call.cancel() }
-    }
-
-    /// A message from the owner that cannot be used: one notice naming it, never its contents.
-    func reportMalformed(_ message: Message) {
-        onNotice(.malformed(kind, "\(message.member ?? "?") on \(CallText.clip(message.path ?? "?")) "
-                                + "with signature '\(CallText.clip(message.signature))'"))
-    }
-
-    /// Parts of a call's properties that were left out (wrong type, unknown value, too long).
-    func report(_ problems: [String], on path: String) {
-        for problem in problems { onNotice(.malformed(kind, "call \(CallText.clip(path)): \(problem)")) }
-    }
-
-    func stop() {
-        cancelCalls()
-        for subscription in subscriptions { subscription.cancel() }
-        subscriptions.removeAll()
-        watch?.cancel()
-        watch = nil
-    }
 }
 
 /// One pass over a service's modems and calls: counts the requests still out, remembers what
@@ -320,8 +471,8 @@ final class SyncRound {
     var calls = 0
     /// Calls known before the round that neither a listing nor a new signal has vouched for.
     var unconfirmed: Set<String>
-    var failure: String?
-    var refusal: String?
+    private(set) var failure: String?
+    private(set) var refusal: String?
     /// The resync after a resume: what it finds is `learnedOnResume`.
     let resumed: Bool
 
@@ -338,8 +489,21 @@ final class SyncRound {
         return outstanding == 0
     }
 
+    /// A listing named these calls.
+    func found(_ paths: [String]) {
+        calls += paths.count
+        unconfirmed.subtract(paths)
+    }
+
     func fail(_ why: String) {
         if failure == nil { failure = why }
+    }
+
+    /// A listing's error: a refusal when the service's policy may refuse and did (AccessDenied,
+    /// docs/modem-stacks.md §3.4), else a failure.
+    func failed(_ what: String, _ error: DBusError, policyMayRefuse: Bool) {
+        guard policyMayRefuse, error.name == accessDeniedError else { return fail("\(what): \(error)") }
+        if case .remote(_, let text) = error { refusal = "\(what): \(CallText.clip(text, 200))" }
     }
 }
 

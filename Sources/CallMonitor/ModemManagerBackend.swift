@@ -8,23 +8,23 @@ enum ModemManagerBus {
     static let root = "/org/freedesktop/ModemManager1"
     static let voice = "org.freedesktop.ModemManager1.Modem.Voice"
     static let call = "org.freedesktop.ModemManager1.Call"
-    static let terminated: Int32 = 7
-    /// MMCallState values the daemon defines (0 UNKNOWN … 7 TERMINATED).
-    static let knownStates: ClosedRange<Int32> = 0...7
 }
+
+typealias ModemManagerStateValue = ModemManagerValue<ModemManagerCallState>
+typealias ModemManagerReasonValue = ModemManagerValue<ModemManagerCallStateReason>
 
 /// What a Properties.GetAll or PropertiesChanged said about a call; nil = not said, or unusable.
 struct ModemManagerCallProperties: Equatable {
-    var state: Int32?
-    var reason: Int32?
-    var direction: Int32?
+    var state: ModemManagerStateValue?
+    var reason: ModemManagerReasonValue?
+    var direction: ModemManagerCallDirection?
     var number: String?
     var multiparty: Bool?
 
-    init(state: Int32? = nil, reason: Int32? = nil, direction: Int32? = nil, number: String? = nil,
-         multiparty: Bool? = nil) {
-        self.state = state
-        self.reason = reason
+    init(state: ModemManagerCallState? = nil, reason: ModemManagerCallStateReason? = nil,
+         direction: ModemManagerCallDirection? = nil, number: String? = nil, multiparty: Bool? = nil) {
+        self.state = state.map(ModemManagerStateValue.init)
+        self.reason = reason.map(ModemManagerReasonValue.init)
         self.direction = direction
         self.number = number
         self.multiparty = multiparty
@@ -41,12 +41,12 @@ struct ModemManagerCallProperties: Equatable {
             }
             return int
         }
-        state = int32("State")
-        if let state, !ModemManagerBus.knownStates.contains(state) {
-            problems.append("unknown call state \(state)")
+        state = int32("State").map(ModemManagerStateValue.init(raw:))
+        if let state, state.known == nil {
+            problems.append("unknown call state \(state.raw)")
         }
-        reason = int32("StateReason")
-        direction = int32("Direction")
+        reason = int32("StateReason").map(ModemManagerReasonValue.init(raw:))
+        direction = int32("Direction").map(ModemManagerCallDirection.init(bus:))
         if let value = map["Number"] {
             if let number = value.value.string, CallText.fits(number) {
                 self.number = number
@@ -66,7 +66,7 @@ struct ModemManagerCallProperties: Equatable {
 
     /// As tracker input; `direction` is the call's last known direction (it decides what
     /// WAITING and UNKNOWN mean) and is updated when these properties carry one.
-    func observation(direction: inout Int32) -> CallObservation {
+    func observation(direction: inout ModemManagerCallDirection) -> CallObservation {
         if let newDirection = self.direction { direction = newDirection }
         return CallObservation(
             phase: state.map { ModemManagerMapping.phase(state: $0, direction: direction) },
@@ -74,16 +74,17 @@ struct ModemManagerCallProperties: Equatable {
             number: number,
             multiparty: multiparty,
             reason: reason.map { ModemManagerMapping.reason($0) },
-            everConnected: reason.flatMap { ModemManagerMapping.impliesConnected($0) ? true : nil })
+            everConnected: reason?.known?.impliesConnected == true ? true : nil)
     }
 }
 
 /// A change to one call, as it arrived.
 enum ModemManagerCallUpdate: Equatable {
-    case stateChanged(old: Int32, new: Int32, reason: UInt32)
+    /// `reason` stays the `u` it came as: its unknown values reach above `Int32.max`.
+    case stateChanged(old: ModemManagerStateValue, new: ModemManagerStateValue, reason: UInt32)
     case properties(ModemManagerCallProperties)
 
-    func observation(direction: inout Int32) -> CallObservation {
+    func observation(direction: inout ModemManagerCallDirection) -> CallObservation {
         switch self {
         case let .stateChanged(_, new, reason):
             return CallObservation(phase: ModemManagerMapping.phase(state: new, direction: direction),
@@ -93,7 +94,7 @@ enum ModemManagerCallUpdate: Equatable {
         }
     }
 
-    var newState: Int32? {
+    var newState: ModemManagerStateValue? {
         switch self {
         case let .stateChanged(_, new, _): return new
         case let .properties(properties): return properties.state
@@ -110,13 +111,13 @@ enum ModemManagerCallUpdate: Equatable {
 enum ModemManagerCallReplay {
     struct Result {
         var events: [BackendEvent]
-        var direction: Int32
+        var direction: ModemManagerCallDirection
         var terminated: Bool
     }
 
     static func replay(key: CallKey, modem: String, initial: Bool, fetched: ModemManagerCallProperties?,
                        queued: [ModemManagerCallUpdate]) -> Result {
-        var direction = fetched?.direction ?? firstDirection(queued) ?? 0
+        var direction = fetched?.direction ?? firstDirection(queued) ?? .unknown
         var start = ModemManagerCallProperties(direction: direction, number: fetched?.number,
                                                multiparty: fetched?.multiparty)
         switch queued.first(where: { $0.newState != nil }) {
@@ -130,9 +131,10 @@ enum ModemManagerCallReplay {
             start.reason = fetched?.reason
         }
         let lastState = fetched?.state ?? queued.last(where: { $0.newState != nil })?.newState ?? start.state
+        let terminated = lastState?.known == .terminated
         guard start.state != nil else {
             // Nothing says what state the call is in: it cannot be placed.
-            return Result(events: [], direction: direction, terminated: lastState == ModemManagerBus.terminated)
+            return Result(events: [], direction: direction, terminated: terminated)
         }
         var events: [BackendEvent] = [.callAppeared(key, modem: modem, start.observation(direction: &direction),
                                                     initial: initial)]
@@ -142,10 +144,10 @@ enum ModemManagerCallReplay {
         if let fetched, !queued.isEmpty {
             events.append(.callChanged(key, fetched.observation(direction: &direction)))
         }
-        return Result(events: events, direction: direction, terminated: lastState == ModemManagerBus.terminated)
+        return Result(events: events, direction: direction, terminated: terminated)
     }
 
-    private static func firstDirection(_ queued: [ModemManagerCallUpdate]) -> Int32? {
+    private static func firstDirection(_ queued: [ModemManagerCallUpdate]) -> ModemManagerCallDirection? {
         for case let .properties(properties) in queued {
             if let direction = properties.direction { return direction }
         }
@@ -154,14 +156,13 @@ enum ModemManagerCallReplay {
 }
 
 /// Follows `org.freedesktop.ModemManager1`.
-public final class ModemManagerBackend: CallBackend {
-    public let kind = BackendKind.modemManager
+public final class ModemManagerBackend: LinkedBackend {
     public private(set) var decodedSignals: UInt64 = 0
 
     private struct CallRecord {
         /// "" until a listing or CallAdded names it (a signal can beat both during a sync).
         var modem: String
-        var direction: Int32 = 0
+        var direction = ModemManagerCallDirection.unknown
         var terminated = false
         /// Non-nil while the call's properties are being fetched: what arrived meanwhile, in order.
         var queue: [ModemManagerCallUpdate]?
@@ -178,25 +179,20 @@ public final class ModemManagerBackend: CallBackend {
     /// Changes kept per call while its properties are being read.
     static let maxQueued = 64
 
-    private let link: ServiceLink
-    private let onEvent: (BackendEvent) -> Void
-    private let onNotice: (BackendNotice) -> Void
-    private var modems: Set<String> = []
+    private let output: BackendOutput
+    let link: ServiceLink
+    /// Modems with Modem.Voice: the only ones whose calls can be listed.
+    private var voiceModems: Set<String> = []
     private var calls: [String: CallRecord] = [:]
-    private var round: SyncRound?
     private var nextFetch: UInt64 = 0
 
     public init(connection: Connection, onEvent: @escaping (BackendEvent) -> Void,
                 onNotice: @escaping (BackendNotice) -> Void) {
-        self.onEvent = onEvent
-        self.onNotice = onNotice
-        link = ServiceLink(kind: .modemManager, connection: connection, onNotice: onNotice)
+        output = BackendOutput(kind: .modemManager, onEvent: onEvent, onNotice: onNotice)
+        link = ServiceLink(output: output, connection: connection)
     }
 
-    public func start() throws {
-        guard !link.isStarted else { return }
-        try link.start(sync: { [weak self] in self?.sync() }, forget: { [weak self] in self?.forget() },
-                       onEvent: onEvent)
+    func subscribe() {
         link.subscribe(path: ModemManagerBus.root, interface: BusDaemon.objectManagerInterface) { [weak self] in
             self?.objectManagerSignal($0)
         }
@@ -208,79 +204,49 @@ public final class ModemManagerBackend: CallBackend {
                        arguments: [0: ModemManagerBus.call]) { [weak self] in self?.propertiesChanged($0) }
     }
 
-    public func stop() {
-        link.stop()
-        forget()
-    }
-
-    /// After a resume: lists modems and calls again, reads every known live call again (a
-    /// change while the system slept has no signal telwatch saw), and reports what it finds as
-    /// `learnedOnResume`. A terminated call found that was never seen came and went meanwhile.
-    public func resync() {
-        guard link.owner != nil else { return }
-        sync(resumed: true)
-    }
-
-    private func forget() {
-        link.cancelCalls()
-        modems.removeAll()
-        calls.removeAll()
-        round = nil
-    }
-
     // MARK: Sync
 
-    private func sync(resumed: Bool = false) {
-        let round = SyncRound(knownCalls: calls.keys, resumed: resumed)
-        self.round = round
-        round.begin()
-        link.call(path: ModemManagerBus.root, interface: BusDaemon.objectManagerInterface,
-                  member: "GetManagedObjects") { [weak self] result in
-            guard let self, self.round === round else { return }
-            switch result {
-            case .success(let reply):
-                if let objects = try? reply.decode([ObjectPath: [String: PropertyMap]].self) {
-                    self.listed(modems: objects, round: round)
-                } else {
-                    round.fail("GetManagedObjects answered '\(reply.signature)'")
-                }
-            case .failure(let error):
-                round.fail("GetManagedObjects: \(error)")
-            }
-            self.end(round)
+    var followedCalls: [String] { Array(calls.keys) }
+
+    func forgetAll() {
+        voiceModems.removeAll()
+        calls.removeAll()
+    }
+
+    /// After a resume the round also reads every known live call again (a change while the system
+    /// slept has no signal telwatch saw); a terminated call it finds that was never seen came and
+    /// went meanwhile.
+    func sync(_ round: SyncRound) {
+        link.list([ObjectPath: [String: PropertyMap]].self, path: ModemManagerBus.root,
+                  interface: BusDaemon.objectManagerInterface, member: "GetManagedObjects", round: round) {
+            [weak self] objects in self?.listed(modems: objects, round: round)
         }
     }
 
+    /// A call still being read is not gone: its read decides.
+    func unconfirmedGone(_ path: String) -> BackendEvent? {
+        guard let record = calls[path], record.queue == nil else { return nil }
+        calls.removeValue(forKey: path)
+        return .callRemoved(output.key(path), reason: "removed")
+    }
+
     private func listed(modems objects: [ObjectPath: [String: PropertyMap]], round: SyncRound) {
-        let voiceModems = Set(objects.filter { $0.value[ModemManagerBus.voice] != nil }.map(\.key.rawValue))
-        for modem in modems.subtracting(voiceModems).sorted() { modemGone(modem, resumed: round.resumed) }
-        round.modems = voiceModems.count
-        for modem in voiceModems.sorted() {
-            modems.insert(modem)
+        let withVoice = Set(objects.filter { $0.value[ModemManagerBus.voice] != nil }.map(\.key.rawValue))
+        for modem in voiceModems.subtracting(withVoice).sorted() { modemGone(modem, resumed: round.resumed) }
+        round.modems = withVoice.count
+        for modem in withVoice.sorted() {
+            voiceModems.insert(modem)
             listCalls(modem, round: round)
         }
     }
 
     private func listCalls(_ modem: String, round: SyncRound?) {
-        round?.begin()
-        link.call(path: modem, interface: ModemManagerBus.voice, member: "ListCalls") { [weak self] result in
-            guard let self else { return }
-            defer { if let round { self.end(round) } }
-            guard round == nil || self.round === round, self.modems.contains(modem) else { return }
-            switch result {
-            case .success(let reply):
-                guard let paths = try? reply.decode([ObjectPath].self) else {
-                    round?.fail("ListCalls on \(modem) answered '\(reply.signature)'")
-                    return
-                }
-                round?.calls += paths.count
-                for path in paths.map(\.rawValue) {
-                    round?.unconfirmed.remove(path)
-                    self.callListed(path, modem: modem, round: round)
-                }
-            case .failure(let error):
-                round?.fail("ListCalls on \(modem): \(error)")
-            }
+        link.list([ObjectPath].self, path: modem, interface: ModemManagerBus.voice, member: "ListCalls",
+                  what: "ListCalls on \(modem)", round: round,
+                  stillWanted: { [weak self] in self?.voiceModems.contains(modem) == true }) { [weak self] objects in
+            let paths = objects.map(\.rawValue)
+            round?.found(paths)
+            for path in paths { self?.callListed(path, modem: modem, round: round) }
         }
     }
 
@@ -295,7 +261,7 @@ public final class ModemManagerBackend: CallBackend {
             calls[path] = record
             // A call first seen through a signal: tell the tracker which modem it is on.
             if record.queue == nil, !record.terminated {
-                onEvent(.callAppeared(key(path), modem: modem, CallObservation(), initial: false))
+                output.emit(.callAppeared(output.key(path), modem: modem, CallObservation(), initial: false))
             }
         }
         // After a resume a live call may have changed unseen; a terminated one is over.
@@ -310,42 +276,24 @@ public final class ModemManagerBackend: CallBackend {
         let token = nextFetch
         record.refresh = token
         calls[path] = record
-        round.begin()
-        link.call(path: path, interface: BusDaemon.propertiesInterface, member: "GetAll",
-                  arguments: [.string(ModemManagerBus.call)]) { [weak self] result in
-            guard let self else { return }
-            defer { self.end(round) }
-            guard var record = self.calls[path], record.refresh == token, record.queue == nil else { return }
-            record.refresh = 0
-            // Failing to read it means it is gone: the listing's end (not listed) or CallDeleted tells.
-            guard case .success(let reply) = result, let map = try? reply.decode(PropertyMap.self) else {
-                self.calls[path] = record
-                return
-            }
-            var problems: [String] = []
-            let properties = ModemManagerCallProperties(map, problems: &problems)
-            self.report(problems, on: path)
-            let observation = properties.observation(direction: &record.direction)
-            if let state = properties.state { record.terminated = state == ModemManagerBus.terminated }
-            self.calls[path] = record
-            self.onEvent(.learnedOnResume(.callAppeared(self.key(path), modem: record.modem, observation,
-                                                        initial: false)))
-        }
+        readProperties(path, round: round) { [weak self] in self?.refreshed(path, token: token, $0) }
     }
 
-    private func end(_ round: SyncRound) {
-        guard round.end(), self.round === round else { return }
-        self.round = nil
-        if let failure = round.failure {
-            onNotice(.syncFailed(kind, failure))
+    private func refreshed(_ path: String, token: UInt64, _ result: Result<Message, DBusError>) {
+        guard var record = calls[path], record.refresh == token, record.queue == nil else { return }
+        record.refresh = 0
+        // Failing to read it means it is gone: the listing's end (not listed) or CallDeleted tells.
+        guard case .success(let reply) = result, let map = try? reply.decode(PropertyMap.self) else {
+            calls[path] = record
             return
         }
-        // Known before the round, not listed now, and no signal since: gone while we were not looking.
-        for path in round.unconfirmed.sorted() where calls[path] != nil && calls[path]?.queue == nil {
-            calls.removeValue(forKey: path)
-            emit(.callRemoved(key(path), reason: "removed"), resumed: round.resumed)
-        }
-        onNotice(.synced(kind, modems: round.modems, calls: round.calls))
+        var problems: [String] = []
+        let properties = ModemManagerCallProperties(map, problems: &problems)
+        output.report(problems, on: path)
+        let observation = properties.observation(direction: &record.direction)
+        if let state = properties.state { record.terminated = state.known == .terminated }
+        calls[path] = record
+        output.emit(.callAppeared(output.key(path), modem: record.modem, observation, initial: false), resumed: true)
     }
 
     // MARK: Calls
@@ -357,13 +305,13 @@ public final class ModemManagerBackend: CallBackend {
         let token = nextFetch
         calls[path] = CallRecord(modem: modem, queue: queued, fetch: token, initial: initial,
                                  resumed: round?.resumed ?? false)
-        round?.begin()
+        readProperties(path, round: round) { [weak self] in self?.fetched(path, token: token, $0) }
+    }
+
+    private func readProperties(_ path: String, round: SyncRound?,
+                                _ reply: @escaping (Result<Message, DBusError>) -> Void) {
         link.call(path: path, interface: BusDaemon.propertiesInterface, member: "GetAll",
-                  arguments: [.string(ModemManagerBus.call)]) { [weak self] result in
-            guard let self else { return }
-            self.fetched(path, token: token, result)
-            if let round { self.end(round) }
-        }
+                  arguments: [.string(ModemManagerBus.call)], round: round, reply: reply)
     }
 
     private func fetched(_ path: String, token: UInt64, _ result: Result<Message, DBusError>) {
@@ -374,22 +322,22 @@ public final class ModemManagerBackend: CallBackend {
             if let map = try? reply.decode(PropertyMap.self) {
                 var problems: [String] = []
                 properties = ModemManagerCallProperties(map, problems: &problems)
-                report(problems, on: path)
-                if properties?.state == nil { report(["no State property"], on: path) }
+                output.report(problems, on: path)
+                if properties?.state == nil { output.report(["no State property"], on: path) }
             } else {
-                report(["GetAll answered '\(reply.signature)'"], on: path)
+                output.report(["GetAll answered '\(reply.signature)'"], on: path)
             }
         case .failure(let error):
             // A call deleted before we could read it is no news; anything else is.
-            if !record.deleted { onNotice(.callUnreadable(kind, "cannot read call \(path): \(error)")) }
+            if !record.deleted { output.notice(.callUnreadable(kind, "cannot read call \(path): \(error)")) }
         }
-        let replay = ModemManagerCallReplay.replay(key: key(path), modem: record.modem, initial: record.initial,
-                                                   fetched: properties, queued: queued)
+        let replay = ModemManagerCallReplay.replay(key: output.key(path), modem: record.modem,
+                                                   initial: record.initial, fetched: properties, queued: queued)
         var events = replay.events
         let resumed = record.resumed
         if record.deleted || (properties == nil && events.isEmpty) {
             calls.removeValue(forKey: path)
-            if record.deleted && !events.isEmpty { events.append(.callRemoved(key(path), reason: "removed")) }
+            if record.deleted && !events.isEmpty { events.append(.callRemoved(output.key(path), reason: "removed")) }
         } else {
             record.queue = nil
             record.direction = replay.direction
@@ -397,12 +345,7 @@ public final class ModemManagerBackend: CallBackend {
             record.resumed = false
             calls[path] = record
         }
-        for event in events { emit(event, resumed: resumed) }
-    }
-
-    /// `learnedOnResume` when the resync after a resume found it.
-    private func emit(_ event: BackendEvent, resumed: Bool) {
-        onEvent(resumed ? .learnedOnResume(event) : event)
+        for event in events { output.emit(event, resumed: resumed) }
     }
 
     private func update(_ path: String, _ change: ModemManagerCallUpdate) {
@@ -421,17 +364,15 @@ public final class ModemManagerBackend: CallBackend {
             return
         }
         let observation = change.observation(direction: &record.direction)
-        if let state = change.newState { record.terminated = state == ModemManagerBus.terminated }
+        if let state = change.newState { record.terminated = state.known == .terminated }
         calls[path] = record
-        onEvent(.callChanged(key(path), observation))
+        output.emit(.callChanged(output.key(path), observation))
     }
 
-    private func key(_ path: String) -> CallKey { CallKey(backend: kind, path: path) }
-
     private func modemGone(_ modem: String, resumed: Bool = false) {
-        modems.remove(modem)
+        voiceModems.remove(modem)
         for (path, record) in calls where record.modem == modem { calls.removeValue(forKey: path) }
-        emit(.modemRemoved(kind, modem: modem), resumed: resumed)
+        output.emit(.modemRemoved(kind, modem: modem), resumed: resumed)
     }
 
     // MARK: Signals
@@ -440,18 +381,20 @@ public final class ModemManagerBackend: CallBackend {
         switch message.member {
         case "InterfacesAdded":
             guard let (path, interfaces) = try? message.decode(ObjectPath.self, [String: PropertyMap].self) else {
-                return malformed(message)
+                return output.malformed(message)
             }
             decodedSignals &+= 1
-            guard interfaces[ModemManagerBus.voice] != nil, !modems.contains(path.rawValue) else { return }
-            modems.insert(path.rawValue)
+            guard interfaces[ModemManagerBus.voice] != nil, !voiceModems.contains(path.rawValue) else { return }
+            voiceModems.insert(path.rawValue)
             listCalls(path.rawValue, round: nil)
         case "InterfacesRemoved":
             guard let (path, interfaces) = try? message.decode(ObjectPath.self, [String].self) else {
-                return malformed(message)
+                return output.malformed(message)
             }
             decodedSignals &+= 1
-            if interfaces.contains(ModemManagerBus.voice), modems.contains(path.rawValue) { modemGone(path.rawValue) }
+            if interfaces.contains(ModemManagerBus.voice), voiceModems.contains(path.rawValue) {
+                modemGone(path.rawValue)
+            }
         default:
             break
         }
@@ -461,18 +404,18 @@ public final class ModemManagerBackend: CallBackend {
         guard let modem = message.path else { return }
         switch message.member {
         case "CallAdded":
-            guard let object = try? message.decode(ObjectPath.self) else { return malformed(message) }
+            guard let object = try? message.decode(ObjectPath.self) else { return output.malformed(message) }
             let path = object.rawValue
             decodedSignals &+= 1
-            modems.insert(modem)
-            round?.unconfirmed.remove(path)
+            voiceModems.insert(modem)
+            link.confirm(path)
             if var record = calls[path], record.queue != nil || !record.terminated {
                 // Already being read or followed (a signal or a listing got there first).
                 if record.modem.isEmpty {
                     record.modem = modem
                     calls[path] = record
                     if record.queue == nil {
-                        onEvent(.callAppeared(key(path), modem: modem, CallObservation(), initial: false))
+                        output.emit(.callAppeared(output.key(path), modem: modem, CallObservation(), initial: false))
                     }
                 }
                 return
@@ -480,7 +423,7 @@ public final class ModemManagerBackend: CallBackend {
             // New, or a terminated call's path used again: a new call either way.
             fetch(path, modem: modem, initial: false, queued: [], round: nil)
         case "CallDeleted":
-            guard let object = try? message.decode(ObjectPath.self) else { return malformed(message) }
+            guard let object = try? message.decode(ObjectPath.self) else { return output.malformed(message) }
             let path = object.rawValue
             decodedSignals &+= 1
             guard var record = calls[path] else { return }
@@ -489,7 +432,7 @@ public final class ModemManagerBackend: CallBackend {
                 calls[path] = record
             } else {
                 calls.removeValue(forKey: path)
-                onEvent(.callRemoved(key(path), reason: "removed"))
+                output.emit(.callRemoved(output.key(path), reason: "removed"))
             }
         default:
             break
@@ -498,29 +441,24 @@ public final class ModemManagerBackend: CallBackend {
 
     private func stateChanged(_ message: Message) {
         guard let path = message.path, let (old, new, reason) = try? message.decode(Int32.self, Int32.self, UInt32.self)
-        else { return malformed(message) }
+        else { return output.malformed(message) }
         decodedSignals &+= 1
-        if !ModemManagerBus.knownStates.contains(new) { report(["unknown call state \(new)"], on: path) }
-        update(path, .stateChanged(old: old, new: new, reason: reason))
+        let newState = ModemManagerStateValue(raw: new)
+        if newState.known == nil { output.report(["unknown call state \(new)"], on: path) }
+        update(path, .stateChanged(old: ModemManagerStateValue(raw: old), new: newState, reason: reason))
     }
 
     private func propertiesChanged(_ message: Message) {
         guard let path = message.path,
               let (interface, changed, _) = try? message.decode(String.self, PropertyMap.self, [String].self)
-        else { return malformed(message) }
+        else { return output.malformed(message) }
         decodedSignals &+= 1
         guard interface == ModemManagerBus.call else { return }
         var problems: [String] = []
         let properties = ModemManagerCallProperties(changed, problems: &problems)
         // StateChanged already reported an unknown state; say it once.
-        report(problems.filter { !$0.hasPrefix("unknown call state") }, on: path)
+        output.report(problems.filter { !$0.hasPrefix("unknown call state") }, on: path)
         guard !properties.isEmpty else { return }
         update(path, .properties(properties))
     }
-
-    // MARK: Notices
-
-    private func malformed(_ message: Message) { link.reportMalformed(message) }
-
-    private func report(_ problems: [String], on path: String) { link.report(problems, on: path) }
 }

@@ -74,31 +74,23 @@ struct OfonoCallProperties: Equatable {
 }
 
 /// Follows `org.ofono`.
-public final class OfonoBackend: CallBackend {
-    public let kind = BackendKind.ofono
+public final class OfonoBackend: LinkedBackend {
     public private(set) var decodedSignals: UInt64 = 0
 
-    private let link: ServiceLink
-    private let onEvent: (BackendEvent) -> Void
-    private let onNotice: (BackendNotice) -> Void
+    private let output: BackendOutput
+    let link: ServiceLink
     /// Every modem heard of: whether it has a VoiceCallManager now.
     private var modems: [String: Bool] = [:]
     /// Every call heard of: its modem ("" when only its own signals named it).
     private var calls: [String: String] = [:]
-    private var round: SyncRound?
-    private var refusalReported = false
 
     public init(connection: Connection, onEvent: @escaping (BackendEvent) -> Void,
                 onNotice: @escaping (BackendNotice) -> Void) {
-        self.onEvent = onEvent
-        self.onNotice = onNotice
-        link = ServiceLink(kind: .ofono, connection: connection, onNotice: onNotice)
+        output = BackendOutput(kind: .ofono, onEvent: onEvent, onNotice: onNotice)
+        link = ServiceLink(output: output, connection: connection, policyMayRefuse: true)
     }
 
-    public func start() throws {
-        guard !link.isStarted else { return }
-        try link.start(sync: { [weak self] in self?.sync() }, forget: { [weak self] in self?.forget() },
-                       onEvent: onEvent)
+    func subscribe() {
         link.subscribe(path: "/", interface: OfonoBus.manager) { [weak self] in self?.managerSignal($0) }
         link.subscribe(interface: OfonoBus.modem, member: "PropertyChanged", arguments: [0: "Interfaces"]) {
             [weak self] in self?.modemInterfacesChanged($0)
@@ -107,54 +99,27 @@ public final class OfonoBackend: CallBackend {
         link.subscribe(interface: OfonoBus.voiceCall) { [weak self] in self?.voiceCallSignal($0) }
     }
 
-    public func stop() {
-        link.stop()
-        forget()
-    }
-
-    /// After a resume: lists modems and calls again and reports what it finds as
-    /// `learnedOnResume`. oFono forgets a call the moment it ends, so a call that came and went
-    /// while the system slept leaves nothing to find.
-    public func resync() {
-        guard link.owner != nil else { return }
-        sync(resumed: true)
-    }
-
-    private func forget() {
-        link.cancelCalls()
-        modems.removeAll()
-        calls.removeAll()
-        round = nil
-    }
-
     // MARK: Sync
 
-    private func sync(resumed: Bool = false) {
-        let round = SyncRound(knownCalls: calls.keys, resumed: resumed)
-        self.round = round
-        round.begin()
-        link.call(path: "/", interface: OfonoBus.manager, member: "GetModems") { [weak self] result in
-            guard let self, self.round === round else { return }
-            switch result {
-            case .success(let reply):
-                if let entries = try? reply.decode([PathProperties].self) {
-                    self.listed(modems: entries, round: round)
-                } else {
-                    round.fail("GetModems answered '\(reply.signature)'")
-                }
-            case .failure(let error):
-                self.failed("GetModems", error, round: round)
-            }
-            self.end(round)
+    var followedCalls: [String] { Array(calls.keys) }
+
+    func forgetAll() {
+        modems.removeAll()
+        calls.removeAll()
+    }
+
+    /// oFono forgets a call the moment it ends, so a call that came and went while the system
+    /// slept leaves nothing for the round after a resume to find.
+    func sync(_ round: SyncRound) {
+        link.list([PathProperties].self, path: "/", interface: OfonoBus.manager, member: "GetModems", round: round) {
+            [weak self] entries in self?.listed(modems: entries, round: round)
         }
     }
 
-    private func failed(_ what: String, _ error: DBusError, round: SyncRound?) {
-        if error.name == accessDeniedError {
-            if case .remote(_, let text) = error { round?.refusal = "\(what): \(CallText.clip(text, 200))" }
-        } else {
-            round?.fail("\(what): \(error)")
-        }
+    /// oFono gives no reason of its own: the tracker keeps any DisconnectReason it was told.
+    func unconfirmedGone(_ path: String) -> BackendEvent? {
+        guard calls.removeValue(forKey: path) != nil else { return nil }
+        return .callRemoved(output.key(path), reason: nil)
     }
 
     private func listed(modems entries: [PathProperties], round: SyncRound) {
@@ -180,58 +145,24 @@ public final class OfonoBackend: CallBackend {
     private func hasVoice(_ interfaces: Variant?, modem: String) -> Bool? {
         guard let voice = OfonoBus.hasVoice(interfaces) else {
             let signature = interfaces.map { "\($0.value.signature)" } ?? "?"
-            onNotice(.malformed(kind, "modem \(CallText.clip(modem)): Interfaces is '\(signature)'"))
+            output.notice(.malformed(kind, "modem \(CallText.clip(modem)): Interfaces is '\(signature)'"))
             return nil
         }
         return voice
     }
 
     private func listCalls(_ modem: String, round: SyncRound?) {
-        round?.begin()
-        link.call(path: modem, interface: OfonoBus.voiceCallManager, member: "GetCalls") { [weak self] result in
-            guard let self else { return }
-            defer { if let round { self.end(round) } }
-            guard round == nil || self.round === round, self.modems[modem] == true else { return }
-            switch result {
-            case .success(let reply):
-                guard let entries = try? reply.decode([PathProperties].self) else {
-                    round?.fail("GetCalls on \(modem) answered '\(reply.signature)'")
-                    return
-                }
-                round?.calls += entries.count
-                for entry in entries {
-                    round?.unconfirmed.remove(entry.path.rawValue)
-                    // Only a sync's listing finds calls that were live before we looked; a modem
-                    // that appears later lists calls as they come.
-                    self.callAppeared(entry.path.rawValue, modem: modem, entry.properties, initial: round != nil,
-                                      resumed: round?.resumed ?? false)
-                }
-            case .failure(let error):
-                self.failed("GetCalls on \(modem)", error, round: round)
+        link.list([PathProperties].self, path: modem, interface: OfonoBus.voiceCallManager, member: "GetCalls",
+                  what: "GetCalls on \(modem)", round: round,
+                  stillWanted: { [weak self] in self?.modems[modem] == true }) { [weak self] entries in
+            round?.found(entries.map(\.path.rawValue))
+            for entry in entries {
+                // Only a sync's listing finds calls that were live before we looked; a modem
+                // that appears later lists calls as they come.
+                self?.callAppeared(entry.path.rawValue, modem: modem, entry.properties, initial: round != nil,
+                                   resumed: round?.resumed ?? false)
             }
         }
-    }
-
-    private func end(_ round: SyncRound) {
-        guard round.end(), self.round === round else { return }
-        self.round = nil
-        if let refusal = round.refusal {
-            if !refusalReported {
-                refusalReported = true
-                onNotice(.syncRefused(kind, refusal))
-            }
-            return
-        }
-        if let failure = round.failure {
-            onNotice(.syncFailed(kind, failure))
-            return
-        }
-        // Known before the round, not listed now, and no CallAdded since: gone while we were not looking.
-        for path in round.unconfirmed.sorted() where calls[path] != nil {
-            calls.removeValue(forKey: path)
-            emit(.callRemoved(key(path), reason: nil), resumed: round.resumed)
-        }
-        onNotice(.synced(kind, modems: round.modems, calls: round.calls))
     }
 
     // MARK: Calls
@@ -241,18 +172,12 @@ public final class OfonoBackend: CallBackend {
         var problems: [String] = []
         let properties = OfonoCallProperties(map, problems: &problems)
         if properties.state == nil && map["State"] == nil { problems.append("no State property") }
-        report(problems, on: path)
+        output.report(problems, on: path)
         calls[path] = modem
         // A call already followed (its CallAdded beat the listing) is updated, not started again.
-        emit(.callAppeared(key(path), modem: modem, properties.observation, initial: initial), resumed: resumed)
+        output.emit(.callAppeared(output.key(path), modem: modem, properties.observation, initial: initial),
+                    resumed: resumed)
     }
-
-    /// `learnedOnResume` when the resync after a resume found it.
-    private func emit(_ event: BackendEvent, resumed: Bool) {
-        onEvent(resumed ? .learnedOnResume(event) : event)
-    }
-
-    private func key(_ path: String) -> CallKey { CallKey(backend: kind, path: path) }
 
     /// The modem's calls end (`modem-removed`). Calls known only from their own signals have no
     /// modem; oFono names calls `<modem>/voicecallNN`, so those under the modem go too.
@@ -263,8 +188,10 @@ public final class OfonoBackend: CallBackend {
             calls.removeValue(forKey: path)
             if callModem.isEmpty { orphans.append(path) }
         }
-        emit(.modemRemoved(kind, modem: modem), resumed: resumed)
-        for path in orphans.sorted() { emit(.callRemoved(key(path), reason: "modem-removed"), resumed: resumed) }
+        output.emit(.modemRemoved(kind, modem: modem), resumed: resumed)
+        for path in orphans.sorted() {
+            output.emit(.callRemoved(output.key(path), reason: "modem-removed"), resumed: resumed)
+        }
     }
 
     // MARK: Signals
@@ -273,7 +200,7 @@ public final class OfonoBackend: CallBackend {
         switch message.member {
         case "ModemAdded":
             guard let (path, properties) = try? message.decode(ObjectPath.self, PropertyMap.self) else {
-                return malformed(message)
+                return output.malformed(message)
             }
             decodedSignals &+= 1
             let modem = path.rawValue
@@ -282,7 +209,7 @@ public final class OfonoBackend: CallBackend {
             modems[modem] = voice
             if voice && !before { listCalls(modem, round: nil) }
         case "ModemRemoved":
-            guard let path = try? message.decode(ObjectPath.self) else { return malformed(message) }
+            guard let path = try? message.decode(ObjectPath.self) else { return output.malformed(message) }
             decodedSignals &+= 1
             let modem = path.rawValue
             if modems.removeValue(forKey: modem) == true || calls.values.contains(modem) { modemLost(modem) }
@@ -293,7 +220,7 @@ public final class OfonoBackend: CallBackend {
 
     private func modemInterfacesChanged(_ message: Message) {
         guard let modem = message.path, let (_, value) = try? message.decode(String.self, Variant.self) else {
-            return malformed(message)
+            return output.malformed(message)
         }
         decodedSignals &+= 1
         guard let voice = hasVoice(value, modem: modem) else { return }
@@ -311,18 +238,18 @@ public final class OfonoBackend: CallBackend {
         switch message.member {
         case "CallAdded":
             guard let (path, properties) = try? message.decode(ObjectPath.self, PropertyMap.self) else {
-                return malformed(message)
+                return output.malformed(message)
             }
             decodedSignals &+= 1
-            round?.unconfirmed.remove(path.rawValue)
+            link.confirm(path.rawValue)
             callAppeared(path.rawValue, modem: modem, properties, initial: false)
         case "CallRemoved":
-            guard let object = try? message.decode(ObjectPath.self) else { return malformed(message) }
+            guard let object = try? message.decode(ObjectPath.self) else { return output.malformed(message) }
             let path = object.rawValue
             decodedSignals &+= 1
             calls.removeValue(forKey: path)
             // No reason of its own: the tracker keeps the DisconnectReason it was told, if any.
-            onEvent(.callRemoved(key(path), reason: nil))
+            output.emit(.callRemoved(output.key(path), reason: nil))
         default:
             break
         }
@@ -332,34 +259,30 @@ public final class OfonoBackend: CallBackend {
         guard let path = message.path else { return }
         switch message.member {
         case "PropertyChanged":
-            guard let (name, value) = try? message.decode(String.self, Variant.self) else { return malformed(message) }
+            guard let (name, value) = try? message.decode(String.self, Variant.self) else {
+                return output.malformed(message)
+            }
             decodedSignals &+= 1
             var properties = OfonoCallProperties()
             var problems: [String] = []
             properties.apply(name, value.value, problems: &problems)
-            report(problems, on: path)
+            output.report(problems, on: path)
             guard properties != OfonoCallProperties() else { return }
             let observation = properties.observation
             if calls[path] == nil, case .live? = observation.phase {
                 // Seen first through its own signal (sync refused, or a change racing the listing).
                 calls[path] = ""
             }
-            onEvent(.callChanged(key(path), observation))
+            output.emit(.callChanged(output.key(path), observation))
         case "DisconnectReason":
-            guard let reason = try? message.decode(String.self) else { return malformed(message) }
+            guard let reason = try? message.decode(String.self) else { return output.malformed(message) }
             decodedSignals &+= 1
             guard CallText.fits(reason) else {
-                return report(["DisconnectReason of \(reason.utf8.count) bytes"], on: path)
+                return output.report(["DisconnectReason of \(reason.utf8.count) bytes"], on: path)
             }
-            onEvent(.callChanged(key(path), CallObservation(reason: OfonoMapping.disconnectReason(reason))))
+            output.emit(.callChanged(output.key(path), CallObservation(reason: OfonoMapping.disconnectReason(reason))))
         default:
             break
         }
     }
-
-    // MARK: Notices
-
-    private func malformed(_ message: Message) { link.reportMalformed(message) }
-
-    private func report(_ problems: [String], on path: String) { link.report(problems, on: path) }
 }

@@ -1,70 +1,114 @@
 // Pure mapping from the backends' raw values to the neutral model (docs/modem-stacks.md §1).
 // Unknown raw values are kept verbatim (as `.unknown(raw)` or as the reason string), never a trap.
 
+/// `MMCallState`, the `State` of a ModemManager call: 0 UNKNOWN … 7 TERMINATED in the daemon's
+/// order (docs/modem-stacks.md §1.1).
+public enum ModemManagerCallState: Int32, Sendable, CaseIterable {
+    case unknown = 0, dialing, ringingOut, ringingIn, active, held, waiting, terminated
+}
+
+/// `MMCallStateReason`, why a ModemManager call is in its state: 0 unknown … 9 deflected in the
+/// daemon's order (docs/modem-stacks.md §1.3).
+public enum ModemManagerCallStateReason: Int32, Sendable, CaseIterable {
+    case unknown = 0, outgoingStarted, incomingNew, accepted, terminated, refusedOrBusy, error, audioSetupFailed,
+         transferred, deflected
+
+    /// The reason as the event stream and hooks carry it.
+    public var word: String {
+        switch self {
+        case .unknown: return "unknown"
+        case .outgoingStarted: return "outgoing-started"
+        case .incomingNew: return "incoming-new"
+        case .accepted: return "accepted"
+        case .terminated: return "terminated"
+        case .refusedOrBusy: return "refused-or-busy"
+        case .error: return "error"
+        case .audioSetupFailed: return "audio-setup-failed"
+        case .transferred: return "transferred"
+        case .deflected: return "deflected"
+        }
+    }
+
+    /// Whether the call was connected at some point: only a connected call can have been
+    /// accepted or transferred. ModemManager keeps no other record of it, so a call found already
+    /// TERMINATED with any other reason may or may not have been answered.
+    public var impliesConnected: Bool {
+        self == .accepted || self == .transferred
+    }
+}
+
+/// `MMCallDirection`: 0 unknown, 1 incoming, 2 outgoing (docs/modem-stacks.md §1.2).
+public enum ModemManagerCallDirection: Int32, Sendable, CaseIterable {
+    case unknown = 0, incoming, outgoing
+
+    /// As the bus carries it: a value the daemon does not define says no more than `unknown`.
+    public init(bus raw: Int32) {
+        self = ModemManagerCallDirection(rawValue: raw) ?? .unknown
+    }
+}
+
+/// A ModemManager state or reason as it came off the bus. A number the daemon does not define
+/// stays that number, to be reported as it is rather than trapped on or guessed at.
+public struct ModemManagerValue<Known: RawRepresentable>: Hashable, Sendable where Known.RawValue == Int32 {
+    public let raw: Int32
+
+    public init(raw: Int32) {
+        self.raw = raw
+    }
+
+    public init(_ known: Known) {
+        raw = known.rawValue
+    }
+
+    /// nil for a number the daemon does not define.
+    public var known: Known? { Known(rawValue: raw) }
+}
+
 /// ModemManager `org.freedesktop.ModemManager1.Call`: `State i`, `Direction i`, `StateReason i`
 /// (and the `u` reason of `StateChanged(i, i, u)`).
 public enum ModemManagerMapping {
-    /// `MMCallState` (+ `MMCallDirection`, which decides WAITING and UNKNOWN) → phase.
-    ///
-    /// 3 RINGING_IN → incoming/ringing; 6 WAITING → incoming/waiting, or dialing/alerting when the
-    /// direction is outgoing; 0 UNKNOWN → dialing/dialing when outgoing, else unknown("0");
-    /// 1 DIALING → dialing/dialing; 2 RINGING_OUT → dialing/alerting; 4 ACTIVE → connected/active;
-    /// 5 HELD → connected/held; 7 TERMINATED → ended; anything else → unknown("<n>").
-    public static func phase(state: Int32, direction: Int32) -> CallPhase {
+    /// The state (with the direction, which decides what WAITING and UNKNOWN mean) → phase.
+    public static func phase(state: ModemManagerCallState, direction: ModemManagerCallDirection) -> CallPhase {
         switch state {
-        case 0:
-            return self.direction(direction) == .outgoing ? .live(.dialing, .dialing) : .unknown("0")
-        case 1: return .live(.dialing, .dialing)
-        case 2: return .live(.dialing, .alerting)
-        case 3: return .live(.incoming, .ringing)
-        case 4: return .live(.connected, .active)
-        case 5: return .live(.connected, .held)
-        case 6:
-            return self.direction(direction) == .outgoing ? .live(.dialing, .alerting) : .live(.incoming, .waiting)
-        case 7: return .ended
-        default: return .unknown(String(state))
+        case .unknown:
+            // An outgoing call waits in UNKNOWN between CreateCall and Start (docs/modem-stacks.md §2.3);
+            // any other call in it tells nothing.
+            return direction == .outgoing ? .live(.dialing, .dialing) : .unknown(String(state.rawValue))
+        case .dialing: return .live(.dialing, .dialing)
+        case .ringingOut: return .live(.dialing, .alerting)
+        case .ringingIn: return .live(.incoming, .ringing)
+        case .active: return .live(.connected, .active)
+        case .held: return .live(.connected, .held)
+        case .waiting: return direction == .outgoing ? .live(.dialing, .alerting) : .live(.incoming, .waiting)
+        case .terminated: return .ended
         }
     }
 
-    /// `MMCallDirection`: 0 unknown, 1 incoming, 2 outgoing, anything else unknown.
-    public static func direction(_ raw: Int32) -> CallDirection {
-        switch raw {
-        case 1: return .incoming
-        case 2: return .outgoing
-        default: return .unknown
+    /// A state the daemon does not define is `unknown("<n>")`: no transition.
+    public static func phase(state: ModemManagerValue<ModemManagerCallState>,
+                             direction: ModemManagerCallDirection) -> CallPhase {
+        guard let known = state.known else { return .unknown(String(state.raw)) }
+        return phase(state: known, direction: direction)
+    }
+
+    public static func direction(_ direction: ModemManagerCallDirection) -> CallDirection {
+        switch direction {
+        case .unknown: return .unknown
+        case .incoming: return .incoming
+        case .outgoing: return .outgoing
         }
     }
 
-    /// `MMCallStateReason` (the `StateReason` property, an `i`) → reason string; an unknown
-    /// value becomes its decimal form.
-    public static func reason(_ raw: Int32) -> String {
-        switch raw {
-        case 0: return "unknown"
-        case 1: return "outgoing-started"
-        case 2: return "incoming-new"
-        case 3: return "accepted"
-        case 4: return "terminated"
-        case 5: return "refused-or-busy"
-        case 6: return "error"
-        case 7: return "audio-setup-failed"
-        case 8: return "transferred"
-        case 9: return "deflected"
-        default: return String(raw)
-        }
-    }
-
-    /// Whether a `StateReason` says the call was connected at some point: 3 accepted, 8 transferred
-    /// (only a connected call can be transferred). ModemManager keeps no other record of it, so a
-    /// call found already TERMINATED with any other reason may or may not have been answered.
-    public static func impliesConnected(_ raw: Int32) -> Bool {
-        raw == 3 || raw == 8
+    /// The `StateReason` property (an `i`); a reason the daemon does not define is its decimal form.
+    public static func reason(_ reason: ModemManagerValue<ModemManagerCallStateReason>) -> String {
+        reason.known?.word ?? String(reason.raw)
     }
 
     /// The `u` reason of `StateChanged(i old, i new, u reason)`. Values above `Int32.max` are
     /// unknown and kept as their unsigned decimal form.
     public static func reason(_ raw: UInt32) -> String {
         guard let signed = Int32(exactly: raw) else { return String(raw) }
-        return reason(signed)
+        return reason(ModemManagerValue(raw: signed))
     }
 }
 

@@ -24,8 +24,25 @@ private func ofKey(_ n: Int) -> CallKey {
     CallKey(backend: .ofono, path: n < 10 ? "/phonesim/voicecall0\(n)" : "/phonesim/voicecall\(n)")
 }
 
-/// ModemManager observation from raw values, as the backend would build it.
-private func mm(state: Int32, direction: Int32 = 0, reason: Int32? = nil, number: String? = nil) -> CallObservation {
+/// ModemManager observation, as the backend would build it.
+private func mm(_ state: ModemManagerCallState, _ direction: ModemManagerCallDirection = .unknown,
+                reason: ModemManagerCallStateReason? = nil, number: String? = nil) -> CallObservation {
+    mm(ModemManagerValue(state), direction, reason.map { ModemManagerValue($0) }, number)
+}
+
+/// A state the daemon does not define, as it came.
+private func mm(rawState: Int32, _ direction: ModemManagerCallDirection) -> CallObservation {
+    mm(ModemManagerValue(raw: rawState), direction, nil, nil)
+}
+
+/// A reason the daemon does not define, as it came.
+private func mm(_ state: ModemManagerCallState, _ direction: ModemManagerCallDirection,
+                rawReason: Int32) -> CallObservation {
+    mm(ModemManagerValue(state), direction, ModemManagerValue(raw: rawReason), nil)
+}
+
+private func mm(_ state: ModemManagerValue<ModemManagerCallState>, _ direction: ModemManagerCallDirection,
+                _ reason: ModemManagerValue<ModemManagerCallStateReason>?, _ number: String?) -> CallObservation {
     CallObservation(
         phase: ModemManagerMapping.phase(state: state, direction: direction),
         direction: ModemManagerMapping.direction(direction),
@@ -72,7 +89,7 @@ final class CallTrackerTests: XCTestCase {
         var t = makeTracker()
         let key = mmKey(1)
         var ev = t.apply(.callAppeared(key, modem: mmModem,
-                                       mm(state: 3, direction: 1, reason: 2, number: "+15551234"),
+                                       mm(.ringingIn, .incoming, reason: .incomingNew, number: "+15551234"),
                                        initial: false), at: 100)
         XCTAssertEqual(describe(ev), ["id-1 new->incoming.ringing", "busy id-1"])
         let first = snapshots(ev)[0]
@@ -84,15 +101,15 @@ final class CallTrackerTests: XCTestCase {
         XCTAssertNil(first.connectedAt)
         XCTAssertFalse(first.initial)
 
-        ev = t.apply(.callChanged(key, mm(state: 4, direction: 1, reason: 3)), at: 105)
+        ev = t.apply(.callChanged(key, mm(.active, .incoming, reason: .accepted)), at: 105)
         XCTAssertEqual(describe(ev), ["id-1 incoming->connected.active"])
         XCTAssertEqual(t.call(key)?.connectedAt, 105)
         XCTAssertEqual(t.call(key)?.reason, "accepted")
 
         // ModemManager follows StateChanged with PropertiesChanged carrying the same state.
-        XCTAssertEqual(t.apply(.callChanged(key, mm(state: 4, direction: 1, reason: 3)), at: 105.01), [])
+        XCTAssertEqual(t.apply(.callChanged(key, mm(.active, .incoming, reason: .accepted)), at: 105.01), [])
 
-        ev = t.apply(.callChanged(key, mm(state: 7, direction: 1, reason: 4)), at: 160)
+        ev = t.apply(.callChanged(key, mm(.terminated, .incoming, reason: .terminated)), at: 160)
         XCTAssertEqual(describe(ev), ["id-1 connected->disconnected(terminated)", "idle id-1"])
         let last = snapshots(ev)[0]
         XCTAssertNil(last.detail)
@@ -134,8 +151,9 @@ final class CallTrackerTests: XCTestCase {
         // is reported as missed too; the reason tells the two apart.
         var t = makeTracker()
         let key = mmKey(4)
-        _ = t.apply(.callAppeared(key, modem: mmModem, mm(state: 3, direction: 1, reason: 2), initial: false), at: 0)
-        let ev = t.apply(.callChanged(key, mm(state: 7, direction: 1, reason: 5)), at: 3)
+        _ = t.apply(.callAppeared(key, modem: mmModem, mm(.ringingIn, .incoming, reason: .incomingNew),
+                                  initial: false), at: 0)
+        let ev = t.apply(.callChanged(key, mm(.terminated, .incoming, reason: .refusedOrBusy)), at: 3)
         XCTAssertEqual(describe(ev), ["id-1 incoming->disconnected(refused-or-busy)", "id-1 missed", "idle id-1"])
     }
 
@@ -162,12 +180,13 @@ final class CallTrackerTests: XCTestCase {
     func testOutgoingBusyIsNotMissed() {
         var t = makeTracker()
         let key = mmKey(2)
-        var ev = t.apply(.callAppeared(key, modem: mmModem, mm(state: 1, direction: 2, reason: 1, number: "+1555"),
+        var ev = t.apply(.callAppeared(key, modem: mmModem,
+                                       mm(.dialing, .outgoing, reason: .outgoingStarted, number: "+1555"),
                                        initial: false), at: 0)
         XCTAssertEqual(describe(ev), ["id-1 new->dialing.dialing", "busy id-1"])
-        ev = t.apply(.callChanged(key, mm(state: 2, direction: 2)), at: 2)
+        ev = t.apply(.callChanged(key, mm(.ringingOut, .outgoing)), at: 2)
         XCTAssertEqual(describe(ev), ["id-1 dialing->dialing.alerting"])
-        ev = t.apply(.callChanged(key, mm(state: 7, direction: 2, reason: 5)), at: 4)
+        ev = t.apply(.callChanged(key, mm(.terminated, .outgoing, reason: .refusedOrBusy)), at: 4)
         XCTAssertEqual(describe(ev), ["id-1 dialing->disconnected(refused-or-busy)", "idle id-1"])
     }
 
@@ -243,13 +262,13 @@ final class CallTrackerTests: XCTestCase {
     func testTerminatedCallAtSyncIsHistory() {
         var t = makeTracker()
         let key = mmKey(0)
-        XCTAssertEqual(t.apply(.callAppeared(key, modem: mmModem, mm(state: 7, direction: 1, reason: 4),
+        XCTAssertEqual(t.apply(.callAppeared(key, modem: mmModem, mm(.terminated, .incoming, reason: .terminated),
                                              initial: true), at: 0), [])
         XCTAssertEqual(t.liveCalls, [])
         XCTAssertNil(t.call(key))
         // Later observations on it do nothing, even a stray live-looking one.
-        XCTAssertEqual(t.apply(.callChanged(key, mm(state: 7, direction: 1)), at: 1), [])
-        XCTAssertEqual(t.apply(.callChanged(key, mm(state: 3, direction: 1)), at: 1), [])
+        XCTAssertEqual(t.apply(.callChanged(key, mm(.terminated, .incoming)), at: 1), [])
+        XCTAssertEqual(t.apply(.callChanged(key, mm(.ringingIn, .incoming)), at: 1), [])
         XCTAssertEqual(t.apply(.callChanged(key, CallObservation(number: "+1")), at: 1), [])
         XCTAssertEqual(t.apply(.callRemoved(key, reason: nil), at: 2), [])
         XCTAssertEqual(t.apply(.backendLost(.modemManager), at: 3), [])
@@ -258,11 +277,11 @@ final class CallTrackerTests: XCTestCase {
 
     func testBackendLostMidCall() {
         var t = makeTracker()
-        _ = t.apply(.callAppeared(mmKey(1), modem: mmModem, mm(state: 4, direction: 2), initial: false), at: 0)
-        _ = t.apply(.callAppeared(mmKey(2), modem: mmModem, mm(state: 6, direction: 1), initial: false), at: 1)
+        _ = t.apply(.callAppeared(mmKey(1), modem: mmModem, mm(.active, .outgoing), initial: false), at: 0)
+        _ = t.apply(.callAppeared(mmKey(2), modem: mmModem, mm(.waiting, .incoming), initial: false), at: 1)
         _ = t.apply(.callAppeared(ofKey(1), modem: ofModem, of("active"), initial: false), at: 2)
         // An ended MM call not yet deleted is forgotten with the backend.
-        _ = t.apply(.callAppeared(mmKey(9), modem: mmModem, mm(state: 7), initial: true), at: 2)
+        _ = t.apply(.callAppeared(mmKey(9), modem: mmModem, mm(.terminated), initial: true), at: 2)
 
         var ev = t.apply(.backendLost(.modemManager), at: 10)
         XCTAssertEqual(describe(ev), [
@@ -274,9 +293,9 @@ final class CallTrackerTests: XCTestCase {
 
         // The objects are gone: stale signals do nothing; a restarted ModemManager reuses paths
         // and its calls are new calls.
-        XCTAssertEqual(t.apply(.callChanged(mmKey(1), mm(state: 7, direction: 2)), at: 11), [])
+        XCTAssertEqual(t.apply(.callChanged(mmKey(1), mm(.terminated, .outgoing)), at: 11), [])
         XCTAssertEqual(t.apply(.callRemoved(mmKey(2), reason: nil), at: 11), [])
-        ev = t.apply(.callAppeared(mmKey(1), modem: mmModem, mm(state: 3, direction: 1), initial: true), at: 12)
+        ev = t.apply(.callAppeared(mmKey(1), modem: mmModem, mm(.ringingIn, .incoming), initial: true), at: 12)
         XCTAssertEqual(describe(ev), ["id-4 new->incoming.ringing"])
 
         ev = t.apply(.backendLost(.ofono), at: 13)
@@ -290,9 +309,9 @@ final class CallTrackerTests: XCTestCase {
     func testModemRemovedEndsOnlyThatModemsCalls() {
         var t = makeTracker()
         let other = "/org/freedesktop/ModemManager1/Modem/1"
-        _ = t.apply(.callAppeared(mmKey(1), modem: mmModem, mm(state: 4, direction: 2), initial: false), at: 0)
-        _ = t.apply(.callAppeared(mmKey(2), modem: other, mm(state: 4, direction: 1), initial: false), at: 1)
-        _ = t.apply(.callAppeared(mmKey(3), modem: other, mm(state: 7), initial: true), at: 1)
+        _ = t.apply(.callAppeared(mmKey(1), modem: mmModem, mm(.active, .outgoing), initial: false), at: 0)
+        _ = t.apply(.callAppeared(mmKey(2), modem: other, mm(.active, .incoming), initial: false), at: 1)
+        _ = t.apply(.callAppeared(mmKey(3), modem: other, mm(.terminated), initial: true), at: 1)
         XCTAssertEqual(t.rememberedCount, 1)
 
         var ev = t.apply(.modemRemoved(.modemManager, modem: other), at: 5)
@@ -317,9 +336,9 @@ final class CallTrackerTests: XCTestCase {
 
         // ModemManager: ended but never deleted, then the path is listed again with a new call.
         let mkey = mmKey(1)
-        _ = t.apply(.callAppeared(mkey, modem: mmModem, mm(state: 3, direction: 1), initial: false), at: 3)
-        _ = t.apply(.callChanged(mkey, mm(state: 7, direction: 1)), at: 4)
-        ev = t.apply(.callAppeared(mkey, modem: mmModem, mm(state: 1, direction: 2), initial: false), at: 5)
+        _ = t.apply(.callAppeared(mkey, modem: mmModem, mm(.ringingIn, .incoming), initial: false), at: 3)
+        _ = t.apply(.callChanged(mkey, mm(.terminated, .incoming)), at: 4)
+        ev = t.apply(.callAppeared(mkey, modem: mmModem, mm(.dialing, .outgoing), initial: false), at: 5)
         XCTAssertEqual(describe(ev), ["id-4 new->dialing.dialing"])
 
         // A live signal after a removal (the CallAdded/GetProperties not in yet) starts a new call.
@@ -340,7 +359,7 @@ final class CallTrackerTests: XCTestCase {
         var t = makeTracker()
         let key = mmKey(1)
         // A bare RING before +CLIP: no number yet.
-        _ = t.apply(.callAppeared(key, modem: mmModem, mm(state: 3, direction: 1, number: ""), initial: false), at: 0)
+        _ = t.apply(.callAppeared(key, modem: mmModem, mm(.ringingIn, .incoming, number: ""), initial: false), at: 0)
         XCTAssertEqual(t.call(key)?.number, "")
         var ev = t.apply(.callChanged(key, CallObservation(number: "+15551234")), at: 0.5)
         XCTAssertEqual(describe(ev), ["id-1 updated"])
@@ -366,7 +385,7 @@ final class CallTrackerTests: XCTestCase {
         XCTAssertEqual(t.call(okey)?.number, "withheld")
 
         // A number arriving with a state change rides on the transition: no separate update.
-        ev = t.apply(.callChanged(key, mm(state: 4, direction: 1, number: "+15550000")), at: 3)
+        ev = t.apply(.callChanged(key, mm(.active, .incoming, number: "+15550000")), at: 3)
         XCTAssertEqual(describe(ev), ["id-1 incoming->connected.active"])
         XCTAssertEqual(snapshots(ev)[0].number, "+15550000")
     }
@@ -374,9 +393,10 @@ final class CallTrackerTests: XCTestCase {
     func testRepeatedSameStateEmitsNothing() {
         var t = makeTracker()
         let key = mmKey(1)
-        _ = t.apply(.callAppeared(key, modem: mmModem, mm(state: 3, direction: 1, reason: 2), initial: false), at: 0)
+        _ = t.apply(.callAppeared(key, modem: mmModem, mm(.ringingIn, .incoming, reason: .incomingNew),
+                                  initial: false), at: 0)
         for i in 0..<5 {
-            XCTAssertEqual(t.apply(.callChanged(key, mm(state: 3, direction: 1, reason: 2)), at: Double(i)), [])
+            XCTAssertEqual(t.apply(.callChanged(key, mm(.ringingIn, .incoming, reason: .incomingNew)), at: Double(i)), [])
         }
         // A reason alone is no event either (it shows in the next event).
         XCTAssertEqual(t.apply(.callChanged(key, CallObservation(reason: "something")), at: 6), [])
@@ -387,9 +407,9 @@ final class CallTrackerTests: XCTestCase {
     func testUnknownStateIsNeverATransition() {
         var t = makeTracker()
         let key = mmKey(1)
-        _ = t.apply(.callAppeared(key, modem: mmModem, mm(state: 4, direction: 1), initial: false), at: 0)
-        XCTAssertEqual(t.apply(.callChanged(key, mm(state: 42, direction: 1)), at: 1), [])
-        XCTAssertEqual(t.apply(.callChanged(key, mm(state: 0, direction: 1)), at: 1), [])
+        _ = t.apply(.callAppeared(key, modem: mmModem, mm(.active, .incoming), initial: false), at: 0)
+        XCTAssertEqual(t.apply(.callChanged(key, mm(rawState: 42, .incoming)), at: 1), [])
+        XCTAssertEqual(t.apply(.callChanged(key, mm(.unknown, .incoming)), at: 1), [])
         XCTAssertEqual(t.apply(.callChanged(ofKey(1), of("ringing")), at: 1), [], "unknown key, unknown state")
         XCTAssertEqual(t.call(key)?.state, .connected)
         XCTAssertEqual(t.call(key)?.detail, .active)
@@ -402,11 +422,11 @@ final class CallTrackerTests: XCTestCase {
     func testCallAppearingWithUnknownStateIsTrackedOnceAKnownStateArrives() {
         var t = makeTracker()
         let key = mmKey(5)
-        XCTAssertEqual(t.apply(.callAppeared(key, modem: mmModem, mm(state: 0, direction: 1, number: "+77"),
+        XCTAssertEqual(t.apply(.callAppeared(key, modem: mmModem, mm(.unknown, .incoming, number: "+77"),
                                              initial: true), at: 0), [])
         XCTAssertEqual(t.liveCalls, [])
         XCTAssertNil(t.call(key))
-        XCTAssertEqual(t.apply(.callChanged(key, mm(state: 99, direction: 1)), at: 1), [])
+        XCTAssertEqual(t.apply(.callChanged(key, mm(rawState: 99, .incoming)), at: 1), [])
         let ev = t.apply(.callChanged(key, CallObservation(phase: .live(.incoming, .ringing))), at: 2)
         XCTAssertEqual(describe(ev), ["id-1 new->incoming.ringing", "busy id-1"])
         let s = snapshots(ev)[0]
@@ -417,9 +437,9 @@ final class CallTrackerTests: XCTestCase {
         XCTAssertEqual(s.firstSeen, 2, "first sight as a call is when a known state arrived")
 
         // An unknown appearance that then ends is history; one that is removed is forgotten.
-        _ = t.apply(.callAppeared(mmKey(6), modem: mmModem, mm(state: 0), initial: false), at: 3)
-        XCTAssertEqual(t.apply(.callChanged(mmKey(6), mm(state: 7)), at: 4), [])
-        XCTAssertEqual(t.apply(.callChanged(mmKey(6), mm(state: 3, direction: 1)), at: 5), [])
+        _ = t.apply(.callAppeared(mmKey(6), modem: mmModem, mm(.unknown), initial: false), at: 3)
+        XCTAssertEqual(t.apply(.callChanged(mmKey(6), mm(.terminated)), at: 4), [])
+        XCTAssertEqual(t.apply(.callChanged(mmKey(6), mm(.ringingIn, .incoming)), at: 5), [])
         _ = t.apply(.callAppeared(mmKey(7), modem: mmModem, CallObservation(), initial: false), at: 3)
         XCTAssertEqual(t.rememberedCount, 2)
         XCTAssertEqual(t.apply(.callRemoved(mmKey(7), reason: nil), at: 4), [])
@@ -455,12 +475,12 @@ final class CallTrackerTests: XCTestCase {
     func testObservationsAfterEndAreIgnoredUntilANewCallAppears() {
         var t = makeTracker()
         let key = mmKey(1)
-        _ = t.apply(.callAppeared(key, modem: mmModem, mm(state: 3, direction: 1), initial: false), at: 0)
-        _ = t.apply(.callChanged(key, mm(state: 7, direction: 1)), at: 1)
-        XCTAssertEqual(t.apply(.callChanged(key, mm(state: 4, direction: 1)), at: 2), [])
+        _ = t.apply(.callAppeared(key, modem: mmModem, mm(.ringingIn, .incoming), initial: false), at: 0)
+        _ = t.apply(.callChanged(key, mm(.terminated, .incoming)), at: 1)
+        XCTAssertEqual(t.apply(.callChanged(key, mm(.active, .incoming)), at: 2), [])
         XCTAssertEqual(t.apply(.callChanged(key, CallObservation(number: "+1")), at: 2), [])
         XCTAssertEqual(t.apply(.callRemoved(key, reason: "x"), at: 3), [])
-        XCTAssertEqual(t.apply(.callChanged(key, mm(state: 7)), at: 4), [], "unknown key, no live phase")
+        XCTAssertEqual(t.apply(.callChanged(key, mm(.terminated)), at: 4), [], "unknown key, no live phase")
     }
 
     func testCallChangedForUnknownKeyStartsACallOnlyWithALivePhase() {
@@ -478,15 +498,15 @@ final class CallTrackerTests: XCTestCase {
     func testCallAppearedForALiveKeyIsAnUpdate() {
         var t = makeTracker()
         let key = mmKey(1)
-        _ = t.apply(.callAppeared(key, modem: mmModem, mm(state: 3, direction: 1), initial: false), at: 0)
-        var ev = t.apply(.callAppeared(key, modem: mmModem, mm(state: 3, direction: 1, number: "+5"), initial: true), at: 1)
+        _ = t.apply(.callAppeared(key, modem: mmModem, mm(.ringingIn, .incoming), initial: false), at: 0)
+        var ev = t.apply(.callAppeared(key, modem: mmModem, mm(.ringingIn, .incoming, number: "+5"), initial: true), at: 1)
         XCTAssertEqual(describe(ev), ["id-1 updated"])
-        ev = t.apply(.callAppeared(key, modem: mmModem, mm(state: 4, direction: 1), initial: true), at: 2)
+        ev = t.apply(.callAppeared(key, modem: mmModem, mm(.active, .incoming), initial: true), at: 2)
         XCTAssertEqual(describe(ev), ["id-1 incoming->connected.active"], "no new id, no second busy")
         XCTAssertEqual(t.liveCalls.count, 1)
         XCTAssertEqual(t.call(key)?.firstSeen, 0)
         // An appearance listing it as terminated ends it, once.
-        ev = t.apply(.callAppeared(key, modem: mmModem, mm(state: 7, direction: 1), initial: true), at: 3)
+        ev = t.apply(.callAppeared(key, modem: mmModem, mm(.terminated, .incoming), initial: true), at: 3)
         XCTAssertEqual(describe(ev), ["id-1 connected->disconnected(-)", "idle id-1"])
     }
 
@@ -507,11 +527,11 @@ final class CallTrackerTests: XCTestCase {
                                   CallObservation(phase: .live(.connected, .active), direction: .outgoing),
                                   initial: true), at: 0)
         XCTAssertEqual(t.call(mmKey(1))?.direction, .outgoing)
-        _ = t.apply(.callAppeared(mmKey(2), modem: mmModem, mm(state: 3, direction: 0), initial: false), at: 0)
+        _ = t.apply(.callAppeared(mmKey(2), modem: mmModem, mm(.ringingIn, .unknown), initial: false), at: 0)
         XCTAssertEqual(t.call(mmKey(2))?.direction, .incoming)
 
         // Unknown never overwrites a known direction.
-        XCTAssertEqual(t.apply(.callChanged(mmKey(2), mm(state: 3, direction: 0)), at: 1), [])
+        XCTAssertEqual(t.apply(.callChanged(mmKey(2), mm(.ringingIn, .unknown)), at: 1), [])
         XCTAssertEqual(t.call(mmKey(2))?.direction, .incoming)
         // A direction learned later for a call seen only as active is an update.
         let ev = t.apply(.callChanged(ofKey(5), CallObservation(direction: .incoming)), at: 1)
@@ -533,7 +553,7 @@ final class CallTrackerTests: XCTestCase {
         XCTAssertEqual(describe(ev), ["id-2 connected->disconnected(-)", "idle id-2"])
 
         // Incoming, first seen held (answered before start-up): connected, so not missed.
-        _ = t.apply(.callAppeared(mmKey(1), modem: mmModem, mm(state: 5, direction: 1), initial: true), at: 4)
+        _ = t.apply(.callAppeared(mmKey(1), modem: mmModem, mm(.held, .incoming), initial: true), at: 4)
         ev = t.apply(.backendLost(.modemManager), at: 5)
         XCTAssertEqual(describe(ev), ["id-3 connected->disconnected(backend-lost)", "idle id-3"])
 
@@ -548,10 +568,11 @@ final class CallTrackerTests: XCTestCase {
     func testReasonRules() {
         var t = makeTracker()
         // The most recent reason given is kept.
-        _ = t.apply(.callAppeared(mmKey(1), modem: mmModem, mm(state: 3, direction: 1, reason: 2), initial: false), at: 0)
-        _ = t.apply(.callChanged(mmKey(1), mm(state: 4, direction: 1, reason: 3)), at: 1)
+        _ = t.apply(.callAppeared(mmKey(1), modem: mmModem, mm(.ringingIn, .incoming, reason: .incomingNew),
+                                  initial: false), at: 0)
+        _ = t.apply(.callChanged(mmKey(1), mm(.active, .incoming, reason: .accepted)), at: 1)
         XCTAssertEqual(t.call(mmKey(1))?.reason, "accepted")
-        var ev = t.apply(.callChanged(mmKey(1), mm(state: 7, direction: 1, reason: 123)), at: 2)
+        var ev = t.apply(.callChanged(mmKey(1), mm(.terminated, .incoming, rawReason: 123)), at: 2)
         XCTAssertEqual(snapshots(ev)[0].reason, "123", "unknown raw reason kept verbatim")
         // A reason given on removal wins; with none, a previous one stays, else "removed".
         _ = t.apply(.callAppeared(ofKey(1), modem: ofModem, of("active"), initial: false), at: 3)
@@ -571,13 +592,13 @@ final class CallTrackerTests: XCTestCase {
     func testTimestamps() {
         var t = makeTracker()
         let key = mmKey(1)
-        _ = t.apply(.callAppeared(key, modem: mmModem, mm(state: 1, direction: 2), initial: false), at: 1000.25)
-        _ = t.apply(.callChanged(key, mm(state: 2, direction: 2)), at: 1001)
+        _ = t.apply(.callAppeared(key, modem: mmModem, mm(.dialing, .outgoing), initial: false), at: 1000.25)
+        _ = t.apply(.callChanged(key, mm(.ringingOut, .outgoing)), at: 1001)
         XCTAssertNil(t.call(key)?.connectedAt)
-        _ = t.apply(.callChanged(key, mm(state: 4, direction: 2)), at: 1002.5)
-        _ = t.apply(.callChanged(key, mm(state: 5, direction: 2)), at: 1003)
-        _ = t.apply(.callChanged(key, mm(state: 4, direction: 2)), at: 1004)
-        let ev = t.apply(.callChanged(key, mm(state: 7, direction: 2)), at: 1010)
+        _ = t.apply(.callChanged(key, mm(.active, .outgoing)), at: 1002.5)
+        _ = t.apply(.callChanged(key, mm(.held, .outgoing)), at: 1003)
+        _ = t.apply(.callChanged(key, mm(.active, .outgoing)), at: 1004)
+        let ev = t.apply(.callChanged(key, mm(.terminated, .outgoing)), at: 1010)
         let s = snapshots(ev)[0]
         XCTAssertEqual(s.firstSeen, 1000.25)
         XCTAssertEqual(s.connectedAt, 1002.5)
@@ -645,14 +666,14 @@ final class CallTrackerTests: XCTestCase {
                 count(t.apply(.callRemoved(key, reason: nil), at: time))
             case 1: // ModemManager: missed, deleted by some client.
                 let key = mmKey(i % 7)
-                count(t.apply(.callAppeared(key, modem: mmModem, mm(state: 3, direction: 1), initial: false), at: time))
-                count(t.apply(.callChanged(key, mm(state: 7, direction: 1, reason: 4)), at: time))
+                count(t.apply(.callAppeared(key, modem: mmModem, mm(.ringingIn, .incoming), initial: false), at: time))
+                count(t.apply(.callChanged(key, mm(.terminated, .incoming, reason: .terminated)), at: time))
                 count(t.apply(.callRemoved(key, reason: nil), at: time))
             case 2: // ModemManager: outgoing, terminated, never deleted; a new call reuses the path later.
                 let key = mmKey(100 + i % 3)
-                count(t.apply(.callAppeared(key, modem: mmModem, mm(state: 1, direction: 2), initial: false), at: time))
-                count(t.apply(.callChanged(key, mm(state: 4, direction: 2)), at: time))
-                count(t.apply(.callChanged(key, mm(state: 7, direction: 2)), at: time))
+                count(t.apply(.callAppeared(key, modem: mmModem, mm(.dialing, .outgoing), initial: false), at: time))
+                count(t.apply(.callChanged(key, mm(.active, .outgoing)), at: time))
+                count(t.apply(.callChanged(key, mm(.terminated, .outgoing)), at: time))
             default: // oFono removed straight away.
                 let key = ofKey(2)
                 count(t.apply(.callAppeared(key, modem: ofModem, of("dialing"), initial: false), at: time))
@@ -675,14 +696,14 @@ final class CallTrackerTests: XCTestCase {
         var t = makeTracker()
         for i in 0..<10_000 {
             let key = mmKey(i)  // every call on a fresh path, never deleted
-            _ = t.apply(.callAppeared(key, modem: mmModem, mm(state: 3, direction: 1), initial: false), at: Double(i))
-            _ = t.apply(.callChanged(key, mm(state: 7, direction: 1)), at: Double(i))
+            _ = t.apply(.callAppeared(key, modem: mmModem, mm(.ringingIn, .incoming), initial: false), at: Double(i))
+            _ = t.apply(.callChanged(key, mm(.terminated, .incoming)), at: Double(i))
             _ = t.apply(.callAppeared(mmKey(20_000 + i), modem: mmModem, CallObservation(), initial: false), at: 0)
         }
         XCTAssertEqual(t.liveCalls, [])
         XCTAssertEqual(t.rememberedCount, 2 * CallTracker.defaultEndedMemory)
         // The most recent ones are still remembered.
-        XCTAssertEqual(t.apply(.callChanged(mmKey(9_999), mm(state: 3, direction: 1)), at: 1), [])
+        XCTAssertEqual(t.apply(.callChanged(mmKey(9_999), mm(.ringingIn, .incoming)), at: 1), [])
         XCTAssertEqual(t.apply(.backendLost(.modemManager), at: 2), [])
         XCTAssertEqual(t.rememberedCount, 0)
     }
@@ -690,17 +711,17 @@ final class CallTrackerTests: XCTestCase {
     func testSmallEndedMemoryForgetsTheOldestFirst() {
         var t = makeTracker(endedMemory: 2)
         for n in 1...3 {
-            _ = t.apply(.callAppeared(mmKey(n), modem: mmModem, mm(state: 7), initial: true), at: 0)
+            _ = t.apply(.callAppeared(mmKey(n), modem: mmModem, mm(.terminated), initial: true), at: 0)
         }
         XCTAssertEqual(t.rememberedCount, 2)
-        XCTAssertEqual(t.apply(.callChanged(mmKey(3), mm(state: 4, direction: 1)), at: 1), [])
-        XCTAssertEqual(t.apply(.callChanged(mmKey(2), mm(state: 4, direction: 1)), at: 1), [])
+        XCTAssertEqual(t.apply(.callChanged(mmKey(3), mm(.active, .incoming)), at: 1), [])
+        XCTAssertEqual(t.apply(.callChanged(mmKey(2), mm(.active, .incoming)), at: 1), [])
         // The oldest was forgotten: a live signal on it is taken as a new call.
-        let ev = t.apply(.callChanged(mmKey(1), mm(state: 4, direction: 1)), at: 1)
+        let ev = t.apply(.callChanged(mmKey(1), mm(.active, .incoming)), at: 1)
         XCTAssertEqual(describe(ev), ["id-1 new->connected.active", "busy id-1"])
 
         var none = makeTracker(endedMemory: -1)
-        XCTAssertEqual(none.apply(.callAppeared(mmKey(1), modem: mmModem, mm(state: 7), initial: true), at: 0), [])
+        XCTAssertEqual(none.apply(.callAppeared(mmKey(1), modem: mmModem, mm(.terminated), initial: true), at: 0), [])
         XCTAssertEqual(none.rememberedCount, 0)
     }
 

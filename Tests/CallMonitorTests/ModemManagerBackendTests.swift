@@ -14,8 +14,26 @@ final class ModemManagerBackendTests: MonitorTestCase {
         try mockPath(.modemManager, "Ring", try ObjectPath(modem ?? modem0), number)
     }
 
-    private func setState(_ call: String, _ state: Int32, reason: UInt32) throws {
-        try mock(.modemManager, "SetState", try ObjectPath(call), state, reason)
+    private func setState(_ call: String, _ state: ModemManagerCallState, reason: ModemManagerCallStateReason) throws {
+        try setState(call, rawState: state.rawValue, reason: reason)
+    }
+
+    private func setState(_ call: String, rawState: Int32, reason: ModemManagerCallStateReason) throws {
+        try mock(.modemManager, "SetState", try ObjectPath(call), rawState, UInt32(reason.rawValue))
+    }
+
+    /// One call of the fake's start-up parameters; with no direction the fake picks the likely one.
+    private func mockCall(_ state: ModemManagerCallState, _ direction: ModemManagerCallDirection? = nil,
+                          number: String) -> String {
+        let direction = direction.map { #", "direction": \#($0.rawValue)"# } ?? ""
+        return #"{"state": \#(state.rawValue)\#(direction), "number": "\#(number)"}"#
+    }
+
+    /// `StateChanged(i old, i new, u reason)` from `owner`, as the daemon sends it.
+    private func emitStateChanged(_ owner: Connection, _ path: ObjectPath, _ old: ModemManagerCallState,
+                                  _ new: ModemManagerCallState, _ reason: ModemManagerCallStateReason) throws {
+        try owner.emit(path: path, interface: callInterface, member: "StateChanged", old.rawValue, new.rawValue,
+                       UInt32(reason.rawValue))
     }
 
     private func startAndRing(_ number: String) throws -> String {
@@ -88,9 +106,9 @@ final class ModemManagerBackendTests: MonitorTestCase {
         expect(["A new -> dialing.dialing outgoing '+15557654' reason=unknown", "busy A"])
         try callMethod(.modemManager, call, callInterface, "Start")
         expectNothingMore()  // DIALING is still "dialing"; the reason changes silently
-        try setState(call, 2, reason: 1)
+        try setState(call, .ringingOut, reason: .outgoingStarted)
         expect(["A dialing -> dialing.alerting outgoing '+15557654' reason=outgoing-started"])
-        try setState(call, 4, reason: 3)
+        try setState(call, .active, reason: .accepted)
         expect(["A dialing -> connected.active outgoing '+15557654' reason=accepted"])
         try callMethod(.modemManager, call, callInterface, "Hangup")
         expect(["A connected -> disconnected outgoing '+15557654' reason=terminated", "idle A"])
@@ -99,7 +117,7 @@ final class ModemManagerBackendTests: MonitorTestCase {
     func testSignalsThatArriveWhileTheCallIsBeingReadAreReplayedInOrder() throws {
         try startMock(.modemManager)
         try startMonitor(.modemManager)
-        // The mock's Dial puts CallAdded (State 0) and StateChanged(0 → 1) on the bus in one go,
+        // The mock's Dial puts CallAdded (UNKNOWN) and StateChanged(UNKNOWN → DIALING) on the bus in one go,
         // so the StateChanged always arrives while the new call's GetAll is still out.
         _ = try mockPath(.modemManager, "Dial", try ObjectPath(modem0), "+15557654")
         expect(["A new -> dialing.dialing outgoing '+15557654'", "busy A"])
@@ -112,9 +130,9 @@ final class ModemManagerBackendTests: MonitorTestCase {
         try startMonitor(.modemManager)
         let call = try mockPath(.modemManager, "Dial", try ObjectPath(modem0), "+15557654")
         expect(["A new -> dialing.dialing outgoing '+15557654'", "busy A"])
-        try setState(call, 2, reason: 1)
+        try setState(call, .ringingOut, reason: .outgoingStarted)
         expect(["A dialing -> dialing.alerting outgoing '+15557654' reason=outgoing-started"])
-        try setState(call, 7, reason: 5)
+        try setState(call, .terminated, reason: .refusedOrBusy)
         expect(["A dialing -> disconnected outgoing '+15557654' reason=refused-or-busy", "idle A"])
     }
 
@@ -145,7 +163,7 @@ final class ModemManagerBackendTests: MonitorTestCase {
     /// A busy gateway: more calls than the bus lets one connection wait for at once (128 on
     /// dbus-daemon's default system bus). Every call is read at start-up, none is dropped.
     func testSyncOfMoreCallsThanTheBusLetsUsAskAtOnce() throws {
-        let calls = (0..<200).map { #"{"state": 4, "number": "+1555\#($0)"}"# }.joined(separator: ",")
+        let calls = (0..<200).map { mockCall(.active, number: "+1555\($0)") }.joined(separator: ",")
         try startMock(.modemManager, #"{"modems": 1, "calls": [\#(calls)]}"#)
         try startMonitor(.modemManager)
         XCTAssertTrue(notices.contains(.synced(.modemManager, modems: 1, calls: 200)), "\(notices)")
@@ -156,8 +174,8 @@ final class ModemManagerBackendTests: MonitorTestCase {
 
     func testCallsLiveAtStartAreInitialAndTerminatedOnesAreHistory() throws {
         try startMock(.modemManager, """
-            {"modems": 1, "calls": [{"state": 4, "number": "+15551234"}, {"state": 7, "number": "+15550000"},
-                                    {"state": 5, "direction": 2, "number": "+15559999"}]}
+            {"modems": 1, "calls": [\(mockCall(.active, number: "+15551234")), \(mockCall(.terminated, number: "+15550000")),
+                                    \(mockCall(.held, .outgoing, number: "+15559999"))]}
             """)
         try startMonitor(.modemManager)
         // ListCalls is newest first, as the daemon's.
@@ -187,7 +205,7 @@ final class ModemManagerBackendTests: MonitorTestCase {
 
         // The call survived in the modem; the new daemon lists it again (its paths count from 0 again).
         let mark = notices.count
-        try startMock(.modemManager, #"{"calls": [{"state": 4, "number": "+15551234"}]}"#)
+        try startMock(.modemManager, #"{"calls": [\#(mockCall(.active, number: "+15551234"))]}"#)
         waitForNotice("the resync", after: mark) { $0 == .synced(.modemManager, modems: 1, calls: 1) }
         expect(["B new -> connected.active incoming '+15551234' reason=accepted initial", "busy B"])
         XCTAssertEqual(call("B")?.key.path, path, "the same path, a new call")
@@ -219,11 +237,14 @@ final class ModemManagerBackendTests: MonitorTestCase {
 
     func testSpoofedSignalsHaveNoEffect() throws {
         let call = try startAndRing("+15551234")
-        try run(["gdbus", "emit", "--system", "--object-path", call,
-                 "--signal", "org.freedesktop.ModemManager1.Call.StateChanged", "3", "7", "uint32 4"])
+        let (ringing, active, ended) = (ModemManagerCallState.ringingIn.rawValue, ModemManagerCallState.active.rawValue,
+                                        ModemManagerCallState.terminated.rawValue)
+        let hungUp = ModemManagerCallStateReason.terminated.rawValue
+        try run(["gdbus", "emit", "--system", "--object-path", call, "--signal",
+                 "org.freedesktop.ModemManager1.Call.StateChanged", "\(ringing)", "\(ended)", "uint32 \(hungUp)"])
         try run(["gdbus", "emit", "--system", "--object-path", call,
                  "--signal", "org.freedesktop.DBus.Properties.PropertiesChanged", "'\(callInterface)'",
-                 "{'State': <int32 7>, 'Number': <'+1666'>}", "@as []"])
+                 "{'State': <int32 \(ended)>, 'Number': <'+1666'>}", "@as []"])
         try run(["dbus-send", "--system", "--type=signal", modem0, "\(voiceInterface).CallAdded",
                  "objpath:/org/freedesktop/ModemManager1/Call/9"])
         try run(["dbus-send", "--system", "--type=signal", modem0, "\(voiceInterface).CallDeleted", "objpath:\(call)"])
@@ -239,7 +260,7 @@ final class ModemManagerBackendTests: MonitorTestCase {
         // A spoof the bus does deliver (another subscription of ours matches it) is caught by the owner check.
         openTheDoorToSpoofs(interface: callInterface)
         try run(["gdbus", "emit", "--system", "--object-path", call,
-                 "--signal", "org.freedesktop.ModemManager1.Call.StateChanged", "4", "7", "uint32 4"])
+                 "--signal", "org.freedesktop.ModemManager1.Call.StateChanged", "\(active)", "\(ended)", "uint32 \(hungUp)"])
         waitForNotice("the rejected signal") {
             if case .rejectedSignal(.modemManager, let sender, "StateChanged") = $0 { return sender.hasPrefix(":") }
             return false
@@ -257,14 +278,15 @@ final class ModemManagerBackendTests: MonitorTestCase {
         // dbusmock's own EmitSignal sends from the real owner, with any signature.
         _ = try control.callBlocking(destination: ModemManagerBus.service, path: path, interface: Self.mockInterface,
                                      member: "EmitSignal", callInterface, "StateChanged", "ii",
-                                     [Variant(Int32(3)), Variant(Int32(7))])
+                                     [Variant(ModemManagerCallState.ringingIn.rawValue),
+                                      Variant(ModemManagerCallState.terminated.rawValue)])
         _ = try control.callBlocking(
             destination: ModemManagerBus.service, path: path, interface: Self.mockInterface, member: "EmitSignal",
             "org.freedesktop.DBus.Properties", "PropertiesChanged", "sa{sv}as",
             [Variant(callInterface),
              Variant(["Number": Variant(huge), "State": Variant("active")]),
              Variant([String]())])
-        try setState(call, 42, reason: 0)
+        try setState(call, rawState: 42, reason: .unknown)
         expectNothingMore()
         let problems = malformedNotices.map(\.description)
         XCTAssertTrue(problems.contains { $0.contains("StateChanged") && $0.contains("'ii'") }, "\(problems)")
@@ -274,7 +296,7 @@ final class ModemManagerBackendTests: MonitorTestCase {
         XCTAssertEqual(problems.filter { $0.contains("unknown call state 42") }.count, 1, "said once: \(problems)")
 
         // The call goes on from its real state.
-        try setState(call, 4, reason: 3)
+        try setState(call, .active, reason: .accepted)
         expect(["A incoming -> connected.active incoming '+15551234' reason=accepted"])
     }
 
@@ -306,7 +328,7 @@ final class ModemManagerBackendTests: MonitorTestCase {
 
         // A change for a call it never announced: the call is placed from the change itself.
         let path: ObjectPath = "/org/freedesktop/ModemManager1/Call/5"
-        try owner.emit(path: path, interface: callInterface, member: "StateChanged", Int32(3), Int32(4), UInt32(3))
+        try emitStateChanged(owner, path, .ringingIn, .active, .accepted)
         expect(["A new -> incoming.ringing incoming ''", "busy A",
                 "A incoming -> connected.active incoming '' reason=accepted"])
         XCTAssertEqual(call("A")?.modem, "")
@@ -315,7 +337,7 @@ final class ModemManagerBackendTests: MonitorTestCase {
             return false
         }, "\(notices)")
 
-        try owner.emit(path: path, interface: callInterface, member: "StateChanged", Int32(4), Int32(7), UInt32(4))
+        try emitStateChanged(owner, path, .active, .terminated, .terminated)
         expect(["A connected -> disconnected incoming '' reason=terminated", "idle A"])
     }
 
@@ -334,7 +356,7 @@ final class ModemManagerBackendTests: MonitorTestCase {
     func testServiceAbsentAtStartIsWaitedFor() throws {
         try startMonitor(.modemManager)
         waitForNotice("absent") { $0 == .serviceAbsent(.modemManager) }
-        try startMock(.modemManager, #"{"calls": [{"state": 3, "number": "+15551234"}]}"#)
+        try startMock(.modemManager, #"{"calls": [\#(mockCall(.ringingIn, number: "+15551234"))]}"#)
         waitForNotice("the sync") { $0 == .synced(.modemManager, modems: 1, calls: 1) }
         expect(["A new -> incoming.ringing incoming '+15551234' reason=incoming-new initial", "busy A"])
     }
@@ -352,6 +374,11 @@ final class ModemManagerReplayTests: XCTestCase {
         return replay.events.flatMap { tracker.apply($0, at: 1) }
     }
 
+    private func changed(_ old: ModemManagerCallState, _ new: ModemManagerCallState,
+                         _ reason: ModemManagerCallStateReason) -> ModemManagerCallUpdate {
+        .stateChanged(old: ModemManagerValue(old), new: ModemManagerValue(new), reason: UInt32(reason.rawValue))
+    }
+
     private func states(_ events: [TrackerEvent]) -> [String] {
         events.compactMap {
             switch $0 {
@@ -364,27 +391,31 @@ final class ModemManagerReplayTests: XCTestCase {
     }
 
     func testACallThatRangAndEndedBeforeItsReadIsStillAMissedCall() {
-        let fetched = ModemManagerCallProperties(state: 7, reason: 4, direction: 1, number: "+1555")
-        let events = run(fetched: fetched, queued: [.stateChanged(old: 3, new: 7, reason: 4),
-                                                    .properties(ModemManagerCallProperties(state: 7, reason: 4))])
+        let fetched = ModemManagerCallProperties(state: .terminated, reason: .terminated, direction: .incoming,
+                                                 number: "+1555")
+        let events = run(fetched: fetched, queued: [
+            changed(.ringingIn, .terminated, .terminated),
+            .properties(ModemManagerCallProperties(state: .terminated, reason: .terminated)),
+        ])
         XCTAssertEqual(states(events), ["incoming.ringing", "disconnected(terminated)", "missed"])
     }
 
     func testAnOlderChangeIsNotReplayedOverTheNewerRead() {
         // PropertiesChanged said ACTIVE, the read (newer) says HELD: the call ends held.
-        let fetched = ModemManagerCallProperties(state: 5, reason: 0, direction: 1, number: "+1555")
-        let events = run(fetched: fetched, queued: [.properties(ModemManagerCallProperties(state: 4))])
+        let fetched = ModemManagerCallProperties(state: .held, reason: .unknown, direction: .incoming, number: "+1555")
+        let events = run(fetched: fetched, queued: [.properties(ModemManagerCallProperties(state: .active))])
         XCTAssertEqual(states(events), ["connected.active", "connected.held"])
     }
 
     func testWithoutQueuedChangesTheReadIsTheFirstSight() {
-        let fetched = ModemManagerCallProperties(state: 6, reason: 2, direction: 2, number: "+1555")
+        let fetched = ModemManagerCallProperties(state: .waiting, reason: .incomingNew, direction: .outgoing,
+                                                 number: "+1555")
         let events = run(fetched: fetched, queued: [])
         XCTAssertEqual(states(events), ["dialing.alerting"], "WAITING of an outgoing call is alerting")
     }
 
     func testAFailedReadStillPlacesTheCallFromItsChanges() {
-        let events = run(fetched: nil, queued: [.stateChanged(old: 3, new: 4, reason: 3)])
+        let events = run(fetched: nil, queued: [changed(.ringingIn, .active, .accepted)])
         XCTAssertEqual(states(events), ["incoming.ringing", "connected.active"])
         XCTAssertEqual(run(fetched: nil, queued: []), [])
     }

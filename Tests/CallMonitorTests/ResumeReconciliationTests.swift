@@ -22,11 +22,12 @@ private func mmKey(_ n: Int) -> CallKey { CallKey(backend: .modemManager, path: 
 private let ofModem = "/phonesim"
 private func ofKey(_ n: Int) -> CallKey { CallKey(backend: .ofono, path: "/phonesim/voicecall0\(n)") }
 
-/// As the ModemManager backend builds it from raw properties.
-private func mm(state: Int32, direction: Int32, reason: Int32, number: String? = nil) -> CallObservation {
-    var direction32 = direction
+/// As the ModemManager backend builds it from the call's properties.
+private func mm(_ state: ModemManagerCallState, _ direction: ModemManagerCallDirection,
+                reason: ModemManagerCallStateReason, number: String? = nil) -> CallObservation {
+    var known = direction
     return ModemManagerCallProperties(state: state, reason: reason, direction: direction, number: number)
-        .observation(direction: &direction32)
+        .observation(direction: &known)
 }
 
 private func of(_ state: String, number: String? = nil) -> CallObservation {
@@ -58,10 +59,10 @@ private func describe(_ events: [TrackerEvent]) -> [String] {
 final class ResumeReconciliationTests: XCTestCase {
     func testALiveCallListedAgainUnchangedIsNotReportedTwice() {
         var t = tracker()
-        XCTAssertEqual(describe(t.apply(.callAppeared(mmKey(0), modem: mmModem, mm(state: 4, direction: 1, reason: 3),
+        XCTAssertEqual(describe(t.apply(.callAppeared(mmKey(0), modem: mmModem, mm(.active, .incoming, reason: .accepted),
                                                       initial: false), at: 1)),
                        ["id-1 new->connected.active", "busy id-1"])
-        XCTAssertEqual(t.apply(listed(mmKey(0), mm(state: 4, direction: 1, reason: 3)), at: 50), [])
+        XCTAssertEqual(t.apply(listed(mmKey(0), mm(.active, .incoming, reason: .accepted)), at: 50), [])
         XCTAssertEqual(t.liveCalls.map(\.id), ["id-1"], "same call, same id")
 
         var o = tracker()
@@ -71,24 +72,25 @@ final class ResumeReconciliationTests: XCTestCase {
 
     func testACallThatChangedWhileAsleepGetsOneResumedTransition() {
         var t = tracker()
-        _ = t.apply(.callAppeared(mmKey(0), modem: mmModem, mm(state: 3, direction: 1, reason: 2, number: "+1555"),
+        _ = t.apply(.callAppeared(mmKey(0), modem: mmModem, mm(.ringingIn, .incoming, reason: .incomingNew, number: "+1555"),
                                   initial: false), at: 1)
-        let events = t.apply(listed(mmKey(0), mm(state: 4, direction: 1, reason: 3, number: "+1555")), at: 50)
+        let events = t.apply(listed(mmKey(0), mm(.active, .incoming, reason: .accepted, number: "+1555")), at: 50)
         XCTAssertEqual(describe(events), ["id-1 incoming->connected.active resumed"])
         XCTAssertEqual(events.first?.call.connectedAt, 50, "connected when telwatch learned it")
         XCTAssertEqual(t.liveCalls.first?.resumed, false, "the flag belongs to the event, not the stored call")
         // The next change seen as it happens is not flagged.
-        XCTAssertEqual(describe(t.apply(.callChanged(mmKey(0), mm(state: 5, direction: 1, reason: 0)), at: 60)),
+        XCTAssertEqual(describe(t.apply(.callChanged(mmKey(0), mm(.held, .incoming, reason: .unknown)), at: 60)),
                        ["id-1 connected->connected.held"])
     }
 
     func testALiveCallListedEndedGetsExactlyOneDisconnected() {
         var t = tracker()
-        _ = t.apply(.callAppeared(mmKey(0), modem: mmModem, mm(state: 4, direction: 2, reason: 1), initial: false), at: 1)
-        XCTAssertEqual(describe(t.apply(listed(mmKey(0), mm(state: 7, direction: 2, reason: 4)), at: 50)),
+        _ = t.apply(.callAppeared(mmKey(0), modem: mmModem, mm(.active, .outgoing, reason: .outgoingStarted),
+                                  initial: false), at: 1)
+        XCTAssertEqual(describe(t.apply(listed(mmKey(0), mm(.terminated, .outgoing, reason: .terminated)), at: 50)),
                        ["id-1 connected->disconnected(terminated) resumed", "idle id-1 resumed"])
         // Listed again at the next resume, then deleted: no news.
-        XCTAssertEqual(t.apply(listed(mmKey(0), mm(state: 7, direction: 2, reason: 4)), at: 90), [])
+        XCTAssertEqual(t.apply(listed(mmKey(0), mm(.terminated, .outgoing, reason: .terminated)), at: 90), [])
         XCTAssertEqual(t.apply(.learnedOnResume(.callRemoved(mmKey(0), reason: "removed")), at: 91), [])
         XCTAssertEqual(t.apply(.callRemoved(mmKey(0), reason: "removed"), at: 92), [])
     }
@@ -103,7 +105,7 @@ final class ResumeReconciliationTests: XCTestCase {
 
     func testATerminatedCallNeverSeenIsMissedAfterAResumeButHistoryAtStartUp() {
         var t = tracker()
-        let found = mm(state: 7, direction: 1, reason: 4, number: "+15559876")
+        let found = mm(.terminated, .incoming, reason: .terminated, number: "+15559876")
         XCTAssertEqual(t.apply(.callAppeared(mmKey(0), modem: mmModem, found, initial: true), at: 1), [],
                        "at start-up a terminated call is history")
 
@@ -123,25 +125,26 @@ final class ResumeReconciliationTests: XCTestCase {
 
     func testAnOutgoingCallThatCameAndWentIsNotMissedNorIsATransferredOne() {
         var t = tracker()
-        XCTAssertEqual(describe(t.apply(listed(mmKey(0), mm(state: 7, direction: 2, reason: 4)), at: 50)),
+        XCTAssertEqual(describe(t.apply(listed(mmKey(0), mm(.terminated, .outgoing, reason: .terminated)), at: 50)),
                        ["id-1 dialing->disconnected(terminated) resumed"])
         // Only a connected call can be transferred: ModemManager's reason says what telwatch did not see.
-        XCTAssertEqual(describe(t.apply(listed(mmKey(1), mm(state: 7, direction: 1, reason: 8)), at: 51)),
+        XCTAssertEqual(describe(t.apply(listed(mmKey(1), mm(.terminated, .incoming, reason: .transferred)), at: 51)),
                        ["id-2 connected->disconnected(transferred) resumed"])
-        XCTAssertEqual(describe(t.apply(listed(mmKey(2), mm(state: 7, direction: 0, reason: 4)), at: 52)),
+        XCTAssertEqual(describe(t.apply(listed(mmKey(2), mm(.terminated, .unknown, reason: .terminated)), at: 52)),
                        ["id-3 new->disconnected(terminated) resumed"], "no direction, no missed")
     }
 
     func testARingingCallTheBackendSaysWasConnectedIsNotMissed() {
         var t = tracker()
-        _ = t.apply(.callAppeared(mmKey(0), modem: mmModem, mm(state: 3, direction: 1, reason: 2), initial: false), at: 1)
-        XCTAssertEqual(describe(t.apply(listed(mmKey(0), mm(state: 7, direction: 1, reason: 8)), at: 50)),
+        _ = t.apply(.callAppeared(mmKey(0), modem: mmModem, mm(.ringingIn, .incoming, reason: .incomingNew),
+                                  initial: false), at: 1)
+        XCTAssertEqual(describe(t.apply(listed(mmKey(0), mm(.terminated, .incoming, reason: .transferred)), at: 50)),
                        ["id-1 incoming->disconnected(transferred) resumed", "idle id-1 resumed"])
     }
 
     func testACallFirstFoundLiveOnResumeStartsTheRunAndIsNotInitial() {
         var t = tracker()
-        let events = t.apply(listed(mmKey(3), mm(state: 3, direction: 1, reason: 2, number: "+1555")), at: 50)
+        let events = t.apply(listed(mmKey(3), mm(.ringingIn, .incoming, reason: .incomingNew, number: "+1555")), at: 50)
         XCTAssertEqual(describe(events), ["id-1 new->incoming.ringing resumed", "busy id-1 resumed"])
         XCTAssertFalse(events[0].call.initial, "initial means live at start")
         XCTAssertEqual(t.liveCalls.map(\.id), ["id-1"])
@@ -251,13 +254,15 @@ final class ResumeReconciliationTests: XCTestCase {
 
     func testEveryEventOfAResumeIsFlaggedAndOnlyThose() {
         var t = tracker()
-        _ = t.apply(.callAppeared(mmKey(0), modem: mmModem, mm(state: 4, direction: 1, reason: 3), initial: false), at: 1)
-        _ = t.apply(.callAppeared(mmKey(1), modem: mmModem, mm(state: 4, direction: 2, reason: 1), initial: false), at: 1)
+        _ = t.apply(.callAppeared(mmKey(0), modem: mmModem, mm(.active, .incoming, reason: .accepted),
+                                  initial: false), at: 1)
+        _ = t.apply(.callAppeared(mmKey(1), modem: mmModem, mm(.active, .outgoing, reason: .outgoingStarted),
+                                  initial: false), at: 1)
         let lost = t.apply(.learnedOnResume(.modemRemoved(.modemManager, modem: mmModem)), at: 50)
         XCTAssertEqual(describe(lost), ["id-1 connected->disconnected(modem-removed) resumed",
                                         "id-2 connected->disconnected(modem-removed) resumed", "idle id-2 resumed"])
         let nested = t.apply(.learnedOnResume(.learnedOnResume(.callAppeared(
-            mmKey(5), modem: mmModem, mm(state: 1, direction: 2, reason: 1), initial: true))), at: 60)
+            mmKey(5), modem: mmModem, mm(.dialing, .outgoing, reason: .outgoingStarted), initial: true))), at: 60)
         XCTAssertEqual(describe(nested), ["id-3 new->dialing.dialing resumed", "busy id-3 resumed"])
     }
 }

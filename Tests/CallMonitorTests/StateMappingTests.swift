@@ -6,64 +6,85 @@ final class StateMappingTests: XCTestCase {
 
     func testModemManagerKnownStates() {
         typealias M = ModemManagerMapping
-        for direction: Int32 in [0, 1, 2, 99] {
-            XCTAssertEqual(M.phase(state: 1, direction: direction), .live(.dialing, .dialing))
-            XCTAssertEqual(M.phase(state: 2, direction: direction), .live(.dialing, .alerting))
-            XCTAssertEqual(M.phase(state: 3, direction: direction), .live(.incoming, .ringing))
-            XCTAssertEqual(M.phase(state: 4, direction: direction), .live(.connected, .active))
-            XCTAssertEqual(M.phase(state: 5, direction: direction), .live(.connected, .held))
-            XCTAssertEqual(M.phase(state: 7, direction: direction), .ended)
+        for direction in ModemManagerCallDirection.allCases {
+            XCTAssertEqual(M.phase(state: .dialing, direction: direction), .live(.dialing, .dialing))
+            XCTAssertEqual(M.phase(state: .ringingOut, direction: direction), .live(.dialing, .alerting))
+            XCTAssertEqual(M.phase(state: .ringingIn, direction: direction), .live(.incoming, .ringing))
+            XCTAssertEqual(M.phase(state: .active, direction: direction), .live(.connected, .active))
+            XCTAssertEqual(M.phase(state: .held, direction: direction), .live(.connected, .held))
+            XCTAssertEqual(M.phase(state: .terminated, direction: direction), .ended)
         }
     }
 
     func testModemManagerWaitingDependsOnDirection() {
         typealias M = ModemManagerMapping
-        XCTAssertEqual(M.phase(state: 6, direction: 1), .live(.incoming, .waiting))
-        XCTAssertEqual(M.phase(state: 6, direction: 2), .live(.dialing, .alerting))
-        XCTAssertEqual(M.phase(state: 6, direction: 0), .live(.incoming, .waiting))
-        XCTAssertEqual(M.phase(state: 6, direction: -5), .live(.incoming, .waiting))
-        XCTAssertEqual(M.phase(state: 6, direction: .max), .live(.incoming, .waiting))
+        XCTAssertEqual(M.phase(state: .waiting, direction: .incoming), .live(.incoming, .waiting))
+        XCTAssertEqual(M.phase(state: .waiting, direction: .outgoing), .live(.dialing, .alerting))
+        XCTAssertEqual(M.phase(state: .waiting, direction: .unknown), .live(.incoming, .waiting))
+        XCTAssertEqual(M.phase(state: .waiting, direction: ModemManagerCallDirection(bus: -5)), .live(.incoming, .waiting))
+        XCTAssertEqual(M.phase(state: .waiting, direction: ModemManagerCallDirection(bus: .max)), .live(.incoming, .waiting))
     }
 
     func testModemManagerUnknownStateIsDialingOnlyWhenOutgoing() {
         typealias M = ModemManagerMapping
-        XCTAssertEqual(M.phase(state: 0, direction: 2), .live(.dialing, .dialing))
-        XCTAssertEqual(M.phase(state: 0, direction: 1), .unknown("0"))
-        XCTAssertEqual(M.phase(state: 0, direction: 0), .unknown("0"))
-        XCTAssertEqual(M.phase(state: 0, direction: 42), .unknown("0"))
+        XCTAssertEqual(M.phase(state: .unknown, direction: .outgoing), .live(.dialing, .dialing))
+        XCTAssertEqual(M.phase(state: .unknown, direction: .incoming), .unknown("0"))
+        XCTAssertEqual(M.phase(state: .unknown, direction: .unknown), .unknown("0"))
+        XCTAssertEqual(M.phase(state: .unknown, direction: ModemManagerCallDirection(bus: 42)), .unknown("0"))
     }
 
     func testModemManagerOutOfRangeStatesAreUnknownVerbatim() {
         typealias M = ModemManagerMapping
-        XCTAssertEqual(M.phase(state: 8, direction: 1), .unknown("8"))
-        XCTAssertEqual(M.phase(state: -1, direction: 2), .unknown("-1"))
-        XCTAssertEqual(M.phase(state: .max, direction: 0), .unknown("2147483647"))
-        XCTAssertEqual(M.phase(state: .min, direction: 0), .unknown("-2147483648"))
+        XCTAssertEqual(M.phase(state: ModemManagerValue(raw: 8), direction: .incoming), .unknown("8"))
+        XCTAssertEqual(M.phase(state: ModemManagerValue(raw: -1), direction: .outgoing), .unknown("-1"))
+        XCTAssertEqual(M.phase(state: ModemManagerValue(raw: .max), direction: .unknown), .unknown("2147483647"))
+        XCTAssertEqual(M.phase(state: ModemManagerValue(raw: .min), direction: .unknown), .unknown("-2147483648"))
+        XCTAssertNil(ModemManagerValue<ModemManagerCallState>(raw: 8).known)
+    }
+
+    func testModemManagerKnownStatesAsTheyComeOffTheBus() {
+        for state in ModemManagerCallState.allCases {
+            let value = ModemManagerValue<ModemManagerCallState>(raw: state.rawValue)
+            XCTAssertEqual(value.known, state)
+            XCTAssertEqual(value, ModemManagerValue(state))
+            XCTAssertEqual(ModemManagerMapping.phase(state: value, direction: .incoming),
+                           ModemManagerMapping.phase(state: state, direction: .incoming))
+        }
+        XCTAssertEqual(ModemManagerCallState.allCases.map(\.rawValue), Array(0...7), "0 UNKNOWN … 7 TERMINATED")
     }
 
     func testModemManagerDirection() {
         typealias M = ModemManagerMapping
-        XCTAssertEqual(M.direction(0), .unknown)
-        XCTAssertEqual(M.direction(1), .incoming)
-        XCTAssertEqual(M.direction(2), .outgoing)
-        XCTAssertEqual(M.direction(3), .unknown)
-        XCTAssertEqual(M.direction(-1), .unknown)
-        XCTAssertEqual(M.direction(.min), .unknown)
+        XCTAssertEqual(M.direction(.unknown), .unknown)
+        XCTAssertEqual(M.direction(.incoming), .incoming)
+        XCTAssertEqual(M.direction(.outgoing), .outgoing)
+        XCTAssertEqual(ModemManagerCallDirection.allCases.map(\.rawValue), [0, 1, 2])
+        XCTAssertEqual(ModemManagerCallDirection(bus: ModemManagerCallDirection.outgoing.rawValue), .outgoing)
+        XCTAssertEqual(ModemManagerCallDirection(bus: 3), .unknown)
+        XCTAssertEqual(ModemManagerCallDirection(bus: -1), .unknown)
+        XCTAssertEqual(ModemManagerCallDirection(bus: .min), .unknown)
     }
 
     func testModemManagerReasons() {
         typealias M = ModemManagerMapping
         let expected = ["unknown", "outgoing-started", "incoming-new", "accepted", "terminated",
                         "refused-or-busy", "error", "audio-setup-failed", "transferred", "deflected"]
-        for (raw, name) in expected.enumerated() {
-            XCTAssertEqual(M.reason(Int32(raw)), name)
-            XCTAssertEqual(M.reason(UInt32(raw)), name)
+        XCTAssertEqual(ModemManagerCallStateReason.allCases.map(\.word), expected)
+        XCTAssertEqual(ModemManagerCallStateReason.allCases.map(\.rawValue), Array(0...9))
+        for reason in ModemManagerCallStateReason.allCases {
+            XCTAssertEqual(M.reason(ModemManagerValue(raw: reason.rawValue)), reason.word)
+            XCTAssertEqual(M.reason(UInt32(reason.rawValue)), reason.word)
         }
-        XCTAssertEqual(M.reason(Int32(10)), "10")
-        XCTAssertEqual(M.reason(Int32(-3)), "-3")
-        XCTAssertEqual(M.reason(Int32.min), "-2147483648")
+        XCTAssertEqual(M.reason(ModemManagerValue(raw: 10)), "10")
+        XCTAssertEqual(M.reason(ModemManagerValue(raw: -3)), "-3")
+        XCTAssertEqual(M.reason(ModemManagerValue(raw: .min)), "-2147483648")
         XCTAssertEqual(M.reason(UInt32(10)), "10")
         XCTAssertEqual(M.reason(UInt32.max), "4294967295")
+    }
+
+    func testOnlyAcceptedAndTransferredProveAConnection() {
+        let proving = ModemManagerCallStateReason.allCases.filter(\.impliesConnected)
+        XCTAssertEqual(proving, [.accepted, .transferred])
     }
 
     // MARK: oFono

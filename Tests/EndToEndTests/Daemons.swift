@@ -1,3 +1,4 @@
+import CallMonitor
 import DBus
 import Foundation
 import Glibc
@@ -258,7 +259,8 @@ final class ModemManagerDaemon: TelephonyDaemon {
         for path in paths.compactMap({ $0.objectPath?.rawValue }) {
             let properties = try bus.call(Self.busName, path, Self.propertiesInterface, "GetAll",
                                           [.string(Self.callInterface)]).first?.stringKeyedDictionary ?? [:]
-            if properties["State"]?.int32 != 7 { live[path] = properties["Number"]?.string ?? "" }
+            let state = properties["State"]?.int32.flatMap(ModemManagerCallState.init(rawValue:))
+            if state != .terminated { live[path] = properties["Number"]?.string ?? "" }
         }
         return live
     }

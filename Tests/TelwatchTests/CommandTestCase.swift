@@ -1,3 +1,4 @@
+import CallMonitor
 import DBus
 import Foundation
 import Glibc
@@ -101,5 +102,19 @@ class CommandTestCase: XCTestCase {
 
     func ring(_ number: String) throws -> String {
         try control("Ring", [.objectPath(try ObjectPath(Self.modem0)), .string(number)]).first?.objectPath?.rawValue ?? ""
+    }
+
+    /// Moves a call of the fake as the daemon would: `StateChanged`, then `PropertiesChanged`.
+    func setState(_ call: String, _ state: ModemManagerCallState, reason: ModemManagerCallStateReason) throws {
+        try control("SetState", [.objectPath(try ObjectPath(call)), .int32(state.rawValue),
+                                  .uint32(UInt32(reason.rawValue))])
+    }
+
+    /// The fake's start-up parameters for calls already in a state when telwatch starts.
+    static func liveCalls(_ calls: [(ModemManagerCallState, ModemManagerCallDirection, number: String)]) -> String {
+        let entries = calls.map { state, direction, number in
+            #"{"state": \#(state.rawValue), "direction": \#(direction.rawValue), "number": "\#(number)"}"#
+        }
+        return #"{"calls": [\#(entries.joined(separator: ", "))]}"#
     }
 }

@@ -1,3 +1,4 @@
+import CallMonitor
 import DBus
 import Foundation
 import Glibc
@@ -6,7 +7,7 @@ import XCTest
 
 final class OtherCommandTests: CommandTestCase {
     func testStatusListsALiveCallAndTheRun() throws {
-        try startModemManager(parameters: #"{"calls": [{"state": 4, "direction": 1, "number": "+15557777"}]}"#)
+        try startModemManager(parameters: Self.liveCalls([(.active, .incoming, number: "+15557777")]))
         let watch = try startWatch()
         XCTAssertNotNil(nextEvent(watch, "lock-taken"), "the call live at start holds a run")
 
@@ -91,10 +92,10 @@ final class OtherCommandTests: CommandTestCase {
             try mm(first, call, "Accept")
             let second = try control("Wait", [.objectPath(try ObjectPath(Self.modem0)), .string("+15550202")])
                 .first?.objectPath?.rawValue ?? ""
-            try control("SetState", [.objectPath(try ObjectPath(first)), .int32(5), .uint32(0)])
-            try control("SetState", [.objectPath(try ObjectPath(second)), .int32(4), .uint32(3)])
+            try setState(first, .held, reason: .unknown)
+            try setState(second, .active, reason: .accepted)
             try control("RemoteHangup", [.objectPath(try ObjectPath(second))])
-            try control("SetState", [.objectPath(try ObjectPath(first)), .int32(4), .uint32(0)])
+            try setState(first, .active, reason: .unknown)
             try mm(first, call, "Hangup")
             fromMock = transitions(watch, count: 8)
         }

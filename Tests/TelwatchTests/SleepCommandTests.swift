@@ -1,3 +1,4 @@
+import CallMonitor
 import DBus
 import Foundation
 import Glibc
@@ -130,10 +131,8 @@ final class SleepCommandTests: CommandTestCase {
     }
 
     func testModemManagerALiveCallIsNotRepeatedAndOneEndedWhileAsleepEndsOnceAndTheOverrideIsShown() throws {
-        try startModemManager(parameters: """
-            {"calls": [{"state": 4, "direction": 1, "number": "+15550001"},
-                       {"state": 4, "direction": 2, "number": "+15550002"}]}
-            """)
+        try startModemManager(parameters: Self.liveCalls([(.active, .incoming, number: "+15550001"),
+                                                          (.active, .outgoing, number: "+15550002")]))
         var lines: [[String: Any]] = []
         let watch = try startWatch(lines: &lines)
         XCTAssertNotNil(find(watch, "lock-taken", in: &lines), watch.log())

@@ -1,3 +1,4 @@
+import CallMonitor
 import DBus
 import Loop
 
@@ -96,8 +97,8 @@ final class ScriptPlayer {
         }
     }
 
-    private func transition(_ reference: SimulatorCommand.CallReference, _ state: SimulatedModemManager.State,
-                            _ reason: SimulatedModemManager.Reason, _ what: String) throws {
+    private func transition(_ reference: SimulatorCommand.CallReference, _ state: ModemManagerCallState,
+                            _ reason: ModemManagerCallStateReason, _ what: String) throws {
         let call = try resolve(reference)
         guard call.state != .terminated else { throw Failure("c\(index(of: call)) has already ended") }
         try simulator.setState(call, state, reason: reason)

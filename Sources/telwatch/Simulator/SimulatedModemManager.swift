@@ -1,6 +1,7 @@
+import CallMonitor
 import DBus
 
-/// ModemManager's voice API as the real daemon puts it on the bus (design §4), served from this
+/// ModemManager's voice API as the real daemon puts it on the bus (docs/modem-stacks.md §2), served from this
 /// process with the project's own DBus layer: `org.freedesktop.ModemManager1`, the ObjectManager
 /// with modems only, `Modem.Voice` with ListCalls/CallAdded/CallDeleted, and calls at
 /// `/org/freedesktop/ModemManager1/Call/N` whose every state change is a `StateChanged(iiu)`
@@ -12,25 +13,17 @@ final class SimulatedModemManager {
     static let voiceInterface = "org.freedesktop.ModemManager1.Modem.Voice"
     static let callInterface = "org.freedesktop.ModemManager1.Call"
 
-    /// MMCallState values.
-    enum State: Int32 { case unknown = 0, dialing, ringingOut, ringingIn, active, held, waiting, terminated }
-    /// MMCallStateReason values.
-    enum Reason: Int32 {
-        case unknown = 0, outgoingStarted, incomingNew, accepted, terminated, refusedOrBusy, error,
-             audioSetupFailed, transferred, deflected
-    }
-    enum Direction: Int32 { case unknown = 0, incoming, outgoing }
-
     final class Call {
         let path: ObjectPath
         let modem: ObjectPath
-        var state: State
-        var reason: Reason
-        let direction: Direction
+        var state: ModemManagerCallState
+        var reason: ModemManagerCallStateReason
+        let direction: ModemManagerCallDirection
         var number: String
         var multiparty = false
 
-        init(path: ObjectPath, modem: ObjectPath, state: State, reason: Reason, direction: Direction, number: String) {
+        init(path: ObjectPath, modem: ObjectPath, state: ModemManagerCallState, reason: ModemManagerCallStateReason,
+             direction: ModemManagerCallDirection, number: String) {
             self.path = path
             self.modem = modem
             self.state = state
@@ -149,7 +142,8 @@ final class SimulatedModemManager {
 
     /// A call appears as ModemManager shows it: exported first, then `CallAdded`, no `StateChanged`.
     @discardableResult
-    func addCall(on modem: ObjectPath, state: State, reason: Reason, direction: Direction, number: String) throws -> Call {
+    func addCall(on modem: ObjectPath, state: ModemManagerCallState, reason: ModemManagerCallStateReason,
+                 direction: ModemManagerCallDirection, number: String) throws -> Call {
         let path = try ObjectPath("/org/freedesktop/ModemManager1/Call/\(nextCall)")
         nextCall += 1
         let call = Call(path: path, modem: modem, state: state, reason: reason, direction: direction, number: number)
@@ -162,7 +156,7 @@ final class SimulatedModemManager {
     }
 
     /// `StateChanged(old, new, reason)`, then `PropertiesChanged`, as the daemon sends them.
-    func setState(_ call: Call, _ state: State, reason: Reason) throws {
+    func setState(_ call: Call, _ state: ModemManagerCallState, reason: ModemManagerCallStateReason) throws {
         guard call.state != state else { return }
         let old = call.state
         call.state = state
@@ -223,7 +217,7 @@ final class SimulatedModemManager {
         return interface
     }
 
-    private func require(_ call: Call, in states: Set<State>, _ action: String) throws {
+    private func require(_ call: Call, in states: Set<ModemManagerCallState>, _ action: String) throws {
         guard states.contains(call.state) else {
             throw DBusError.remote(name: "org.freedesktop.ModemManager1.Error.Core.WrongState",
                                    message: "cannot \(action) a call in state \(call.state.rawValue)")
