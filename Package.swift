@@ -24,13 +24,14 @@ let package = Package(
         .executableTarget(name: "telwatch", dependencies: ["Pipeline", "CallMonitor", "BGRunManager", "DBus", "Loop"]),
         .executableTarget(name: "dbus-storm-receiver", dependencies: ["DBus", "Loop"], path: "bench/dbus-storm-receiver"),
 
-        .target(name: "TestSupport", dependencies: ["CLoop", "DBus", "Loop"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["CLoop", "CallMonitor", "DBus", "Loop"], path: "Tests/TestSupport"),
         .executableTarget(name: "telwatch-run-probe", dependencies: ["BGRunManager", "DBus", "Loop"], path: "Tests/RunProbe"),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "Loop", "TestSupport"]),
         .testTarget(name: "CallMonitorTests", dependencies: ["CallMonitor", "Loop", "TestSupport"]),
         .testTarget(name: "BGRunManagerTests", dependencies: ["BGRunManager", "Loop", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "CallMonitor", "BGRunManager", "Loop", "TestSupport"]),
-        .testTarget(name: "TelwatchTests", dependencies: ["telwatch", "Pipeline", "CallMonitor", "DBus", "Loop", "TestSupport"]),
+        .testTarget(name: "TelwatchTests",
+                    dependencies: ["telwatch", "Pipeline", "CallMonitor", "BGRunManager", "DBus", "Loop", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["CallMonitor", "DBus", "Loop", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

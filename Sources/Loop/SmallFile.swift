@@ -10,6 +10,15 @@ public enum SmallFile {
         case tooLarge(String, limit: Int)
         case system(SystemError)
 
+        /// Why, without the path (for a message that names the file itself).
+        public var reason: String {
+            switch self {
+            case .notRegular: return "not a regular file"
+            case .tooLarge(_, let limit): return "larger than \(limit) bytes"
+            case .system(let error): return String(cString: strerror(error.errno))
+            }
+        }
+
         public var description: String {
             switch self {
             case .notRegular(let path): return "\(path) is not a regular file"

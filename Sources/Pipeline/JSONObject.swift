@@ -69,12 +69,13 @@ public struct JSONObject: EventFieldWriter {
     public var line: String { String(decoding: lineBytes, as: UTF8.self) }
 
     public static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
-        if value < 0 {
-            bytes.append(UInt8(ascii: "-"))
-            appendDecimal(value == .min ? .max : -value, to: &bytes)
-            return
-        }
-        if value >= 10 { appendDecimal(value / 10, to: &bytes) }
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        // The magnitude, unsigned: `-Int.min` does not fit in an Int.
+        appendDecimal(magnitude: value.magnitude, to: &bytes)
+    }
+
+    private static func appendDecimal(magnitude value: UInt, to bytes: inout [UInt8]) {
+        if value >= 10 { appendDecimal(magnitude: value / 10, to: &bytes) }
         bytes.append(UInt8(ascii: "0") + UInt8(value % 10))
     }
 
@@ -128,9 +129,15 @@ public struct JSONObject: EventFieldWriter {
 
     /// `2026-11-29T14:03:12.345Z`, written digit by digit (this runs three times per call line).
     public static func appendRFC3339(_ seconds: Double, to bytes: inout [UInt8]) {
-        // Times come from the clock, but a NaN must not trap the daemon.
-        let milliseconds = seconds.isFinite && abs(seconds) < 1e12 ? Int64((seconds * 1000).rounded(.down)) : 0
-        var time = time_t(milliseconds / 1000)
+        // Times come from the clock and from the state file (a recovered run's start): no value may
+        // trap the daemon. RFC 3339 has four-digit years; outside them (and for NaN) the epoch.
+        let representable = seconds.isFinite && seconds >= -62_167_219_200 && seconds < 253_402_300_800
+        let milliseconds = representable ? Int64((seconds * 1000).rounded(.down)) : 0
+        // Floored, so a moment before 1970 keeps its fraction in 0...999 and its second below it.
+        let (whole, fraction) = milliseconds >= 0 || milliseconds % 1000 == 0
+            ? (milliseconds / 1000, milliseconds % 1000)
+            : (milliseconds / 1000 - 1, milliseconds % 1000 + 1000)
+        var time = time_t(whole)
         var parts = tm()
         gmtime_r(&time, &parts)
         appendDigits(Int(parts.tm_year) + 1900, width: 4, to: &bytes)
@@ -145,7 +152,7 @@ public struct JSONObject: EventFieldWriter {
         bytes.append(UInt8(ascii: ":"))
         appendDigits(Int(parts.tm_sec), width: 2, to: &bytes)
         bytes.append(UInt8(ascii: "."))
-        appendDigits(Int(milliseconds % 1000), width: 3, to: &bytes)
+        appendDigits(Int(fraction), width: 3, to: &bytes)
         bytes.append(UInt8(ascii: "Z"))
     }
 }

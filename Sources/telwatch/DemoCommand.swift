@@ -39,12 +39,15 @@ enum DemoCommand {
     hangup last
     """
 
+    /// The watch options `demo` takes, besides its own `--speed`.
+    static let acceptedOptions: Set<String> = ["--json", "--redact-numbers", "--verbose", "-v", "--hooks",
+                                                "--hook-timeout"]
+
     static func run(_ arguments: [String]) -> Int32 {
         var speed = 1.0
         var options: WatchOptions
         switch WatchArguments.parseOrExit(
-            arguments, command: "demo",
-            accepting: ["--json", "--redact-numbers", "--verbose", "-v", "--hooks", "--hook-timeout"], help: Help.demo,
+            arguments, command: "demo", accepting: acceptedOptions, help: Help.demo,
             own: { argument, cursor in
                 guard argument == "--speed" else { return false }
                 let text = try cursor.value(for: argument)

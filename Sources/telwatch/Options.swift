@@ -200,6 +200,11 @@ extension WatchOptions {
         case "wakelock": wakelock = try Parse.bool(value, for: option)
         case "sleep-delay-lock": sleepDelayLock = try Parse.bool(value, for: option)
         case "resume-grace": resumeGrace = value == "none" ? nil : try Parse.seconds(value, for: option)
+        // `--quiet` and `--verbose` are long option names too, so the config file takes them.
+        case "quiet":
+            if try Parse.bool(value, for: option) { verbosity = .quiet } else if verbosity == .quiet { verbosity = .normal }
+        case "verbose":
+            if try Parse.bool(value, for: option) { verbosity = .verbose } else if verbosity == .verbose { verbosity = .normal }
         case "verbosity":
             switch value {
             case "quiet": verbosity = .quiet
@@ -214,8 +219,12 @@ extension WatchOptions {
     /// `KEY = VALUE` lines; `#` comments; blank lines ignored. Keys are the long flag names.
     mutating func load(configFile path: String) throws {
         let text: String
-        do { text = try SmallFile.text(path, limit: 1 << 20) } catch { throw UsageError("cannot read config file: \(error)") }
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        do { text = try SmallFile.text(path, limit: 1 << 20) } catch {
+            throw UsageError("cannot read config file \(path): \(error.reason)")
+        }
+        // "\r\n" is one Character in Swift: a file with CRLF line ends is split on it too.
+        let lines = text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" }
+        for (index, rawLine) in lines.enumerated() {
             let line = rawLine.trimmingSpaces()
             if line.isEmpty || line.hasPrefix("#") { continue }
             guard let equals = line.firstIndex(of: "=") else {

@@ -6,10 +6,12 @@ import Pipeline
 
 /// `telwatch status`: a one-shot look at the calls live now and the run the daemon recorded.
 enum StatusCommand {
+    /// The watch options `status` takes.
+    static let acceptedOptions: Set<String> = ["--json", "--bus", "--backend", "--state-dir"]
+
     static func run(_ arguments: [String]) -> Int32 {
         let options: WatchOptions
-        switch WatchArguments.parseOrExit(arguments, command: "status",
-                                          accepting: ["--json", "--bus", "--backend", "--state-dir"], help: Help.status) {
+        switch WatchArguments.parseOrExit(arguments, command: "status", accepting: acceptedOptions, help: Help.status) {
         case .success(let parsed): options = parsed
         case .failure(let exit): return exit.status
         }

@@ -24,12 +24,13 @@ enum WatchCommand {
 
 /// `telwatch doctor` arguments.
 enum DoctorCommand {
+    /// The watch options `doctor` takes.
+    static let acceptedOptions: Set<String> = ["--bus", "--backend", "--inhibit", "--hooks", "--state-dir",
+                                                "--sleep-delay-lock", "--config"]
+
     static func run(_ arguments: [String]) -> Int32 {
         let options: WatchOptions
-        switch WatchArguments.parseOrExit(
-            arguments, command: "doctor",
-            accepting: ["--bus", "--backend", "--inhibit", "--hooks", "--state-dir", "--sleep-delay-lock", "--config"],
-            help: Help.doctor) {
+        switch WatchArguments.parseOrExit(arguments, command: "doctor", accepting: acceptedOptions, help: Help.doctor) {
         case .success(let parsed): options = parsed
         case .failure(let exit): return exit.status
         }

@@ -1,27 +1,10 @@
+import TestSupport
 import XCTest
 @testable import CallMonitor
-
-/// Deterministic ids: "id-1", "id-2", …
-private final class SequentialIDs {
-    private var count = 0
-    func next() -> String {
-        count += 1
-        return "id-\(count)"
-    }
-}
 
 private func makeTracker(endedMemory: Int = CallTracker.defaultEndedMemory) -> CallTracker {
     let ids = SequentialIDs()
     return CallTracker(makeID: { ids.next() }, endedMemory: endedMemory)
-}
-
-private let mmModem = "/org/freedesktop/ModemManager1/Modem/0"
-private func mmKey(_ n: Int) -> CallKey {
-    CallKey(backend: .modemManager, path: "/org/freedesktop/ModemManager1/Call/\(n)")
-}
-private let ofModem = "/phonesim"
-private func ofKey(_ n: Int) -> CallKey {
-    CallKey(backend: .ofono, path: n < 10 ? "/phonesim/voicecall0\(n)" : "/phonesim/voicecall\(n)")
 }
 
 /// ModemManager observation, as the backend would build it.

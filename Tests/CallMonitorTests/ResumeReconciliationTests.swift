@@ -1,26 +1,14 @@
+import TestSupport
 import XCTest
 @testable import CallMonitor
 
 // The tracker's reconciliation after a resume (`BackendEvent.learnedOnResume`), without a bus:
 // what the resync found, against what was known before the sleep.
 
-private final class Counter {
-    private var count = 0
-    func next() -> String {
-        count += 1
-        return "id-\(count)"
-    }
-}
-
 private func tracker() -> CallTracker {
-    let ids = Counter()
+    let ids = SequentialIDs()
     return CallTracker(makeID: { ids.next() })
 }
-
-private let mmModem = "/org/freedesktop/ModemManager1/Modem/0"
-private func mmKey(_ n: Int) -> CallKey { CallKey(backend: .modemManager, path: "/org/freedesktop/ModemManager1/Call/\(n)") }
-private let ofModem = "/phonesim"
-private func ofKey(_ n: Int) -> CallKey { CallKey(backend: .ofono, path: "/phonesim/voicecall0\(n)") }
 
 /// As the ModemManager backend builds it from the call's properties.
 private func mm(_ state: ModemManagerCallState, _ direction: ModemManagerCallDirection,
@@ -264,18 +252,5 @@ final class ResumeReconciliationTests: XCTestCase {
         let nested = t.apply(.learnedOnResume(.learnedOnResume(.callAppeared(
             mmKey(5), modem: mmModem, mm(.dialing, .outgoing, reason: .outgoingStarted), initial: true))), at: 60)
         XCTAssertEqual(describe(nested), ["id-3 new->dialing.dialing resumed", "busy id-3 resumed"])
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so a failing mix can be replayed.
-private struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,19 +1,9 @@
 import DBus
+import TestSupport
 import XCTest
 
 /// Encoding and decoding without a bus: round trips, wrong shapes, and random bodies.
 final class CodecTests: XCTestCase {
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static var basicMakers: [(inout SplitMix) -> DBusValue] { [
         { .byte(UInt8.random(in: .min ... .max, using: &$0)) },
         { .bool(Bool.random(using: &$0)) },
@@ -62,7 +52,7 @@ final class CodecTests: XCTestCase {
     }
 
     func testRandomBodiesRoundTripThroughTheWireFormat() throws {
-        var rng = SplitMix(state: 0x7E1)
+        var rng = SplitMix(seed: 0x7E1)
         for _ in 0..<1000 {
             let values = (0..<Int.random(in: 1...5, using: &rng)).map { _ in Self.randomValue(&rng) }
             let message = try Message.signal(path: "/org/example", interface: "org.example.Fuzz", member: "Body")
@@ -73,7 +63,7 @@ final class CodecTests: XCTestCase {
     }
 
     func testMutatedAndRandomBytesNeverCrashTheDecoder() throws {
-        var rng = SplitMix(state: 0xBAD)
+        var rng = SplitMix(seed: 0xBAD)
         var accepted = 0
         for round in 0..<1000 {
             let values = (0..<Int.random(in: 1...4, using: &rng)).map { _ in Self.randomValue(&rng) }

@@ -15,7 +15,7 @@ final class ATModem {
     /// The loopback TCP port (for oFono's phonesim plugin), when asked for.
     let tcpPort: Int?
     private let controlFD: Int32
-    private var buffer: [UInt8] = []
+    private let replies: LineReader
 
     /// Starts the simulator on `unixSocket` (a path, for ModemManager) and/or a free loopback TCP port.
     init(fixture: BusFixture, unixSocket: String? = nil, tcp: Bool = false) throws {
@@ -30,6 +30,7 @@ final class ATModem {
         }
         tcpPort = ready.split(separator: " ").first { $0.hasPrefix("tcp=") }.flatMap { Int($0.dropFirst(4)) }
         controlFD = try Self.connect(control)
+        replies = LineReader(fd: controlFD)
     }
 
     deinit { close(controlFD) }
@@ -101,22 +102,10 @@ final class ATModem {
     private static func suffix(_ call: Int?) -> String { call.map { " \($0)" } ?? "" }
 
     private func readLine(timeout: Double, command: String) throws -> String {
-        let deadline = monotonicNow() + timeout
-        while true {
-            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: buffer[..<newline], as: UTF8.self)
-                buffer.removeSubrange(...newline)
-                return line
-            }
-            let left = deadline - monotonicNow()
-            var descriptor = pollfd(fd: controlFD, events: Int16(POLLIN), revents: 0)
-            guard left > 0, poll(&descriptor, 1, Int32(max(1, left * 1000))) > 0 else {
-                throw FixtureError("atmodem '\(command)': no reply within \(timeout) s")
-            }
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            let count = read(controlFD, &chunk, chunk.count)
-            guard count > 0 else { throw FixtureError("atmodem '\(command)': the control socket closed") }
-            buffer += chunk[..<count]
+        switch replies.next(timeout: timeout) {
+        case .line(let line): return line
+        case .timedOut: throw FixtureError("atmodem '\(command)': no reply within \(timeout) s")
+        case .ended: throw FixtureError("atmodem '\(command)': the control socket closed")
         }
     }
 

@@ -22,10 +22,7 @@ final class BusClient {
     @discardableResult
     func call(_ service: String, _ path: String, _ interface: String, _ member: String,
               _ arguments: [DBusValue] = [], timeout: Double = 15) throws -> [DBusValue] {
-        let message = try Message.methodCall(destination: service, path: try ObjectPath(path),
-                                             interface: interface, member: member)
-        try message.append(values: arguments)
-        return try connection.callBlocking(message, timeout: timeout).values()
+        try connection.callValues(service, path, interface, member, arguments, timeout: timeout)
     }
 
     /// Runs the loop until `condition` holds; after `timeout`, throws an error naming `what`.

@@ -120,7 +120,7 @@ final class EndToEndHarness {
 
     /// The JSON object of every call event telwatch printed for the call labelled `label`.
     func callEvents(_ label: String) -> [[String: Any]] {
-        transcript.compactMap(Self.parse).filter { object in
+        transcript.compactMap(JSONLine.object).filter { object in
             guard let id = object["call_id"] as? String else { return false }
             return labels[id] == label
         }
@@ -129,12 +129,8 @@ final class EndToEndHarness {
     private func nextSummary(timeout: Double) -> String? {
         guard let process = telwatch, let line = process.readLine(timeout: timeout) else { return nil }
         transcript.append(line)
-        guard let object = Self.parse(line) else { return "not JSON: \(line)" }
+        guard let object = JSONLine.object(line) else { return "not JSON: \(line)" }
         return summary(object)
-    }
-
-    static func parse(_ line: String) -> [String: Any]? {
-        (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
     }
 
     /// One line of telwatch's JSON as a short exact text. Call events:

@@ -7,12 +7,6 @@ import Pipeline
 import TestSupport
 import XCTest
 
-private let linkModem = "/org/freedesktop/ModemManager1/Modem/0"
-
-private func linkKey(_ number: Int) -> CallKey {
-    CallKey(backend: .modemManager, path: "/org/freedesktop/ModemManager1/Call/\(number)")
-}
-
 private func ringing(_ number: String, name: String? = nil) -> CallObservation {
     CallObservation(phase: .live(.incoming, .ringing), direction: .incoming, number: number, name: name)
 }
@@ -113,26 +107,26 @@ final class TelManagerTests: XCTestCase {
     func testLockIsHeldFromTheFirstRingUntilTheLastOfTwoOverlappingCallsEnds() throws {
         let link = try makeLink()
         let runs = try XCTUnwrap(runs)
-        feed(.callAppeared(linkKey(0), modem: linkModem, ringing("+15550001"), initial: false))
-        let first = try callID(linkKey(0))
+        feed(.callAppeared(mmKey(0), modem: mmModem, ringing("+15550001"), initial: false))
+        let first = try callID(mmKey(0))
         waitForLock()
         XCTAssertEqual(try harness.inhibitors().map(\.what), ["sleep"], "held on the first ring")
         XCTAssertEqual(runs.holders, [first])
         XCTAssertEqual(runs.run?.reason, "incoming")
 
-        feed(.callAppeared(linkKey(1), modem: linkModem, dialing("+15550002"), initial: false))
-        let second = try callID(linkKey(1))
-        feed(.callChanged(linkKey(0), answered))
+        feed(.callAppeared(mmKey(1), modem: mmModem, dialing("+15550002"), initial: false))
+        let second = try callID(mmKey(1))
+        feed(.callChanged(mmKey(0), answered))
         XCTAssertEqual(runs.holders, [first, second])
         XCTAssertEqual(link.liveCallIDs, [first, second])
 
-        feed(.callChanged(linkKey(0), hungUp("terminated")))
+        feed(.callChanged(mmKey(0), hungUp("terminated")))
         XCTAssertEqual(runs.holders, [second])
         XCTAssertTrue(runs.isRunning, "the second call still holds the run")
         XCTAssertEqual(try harness.inhibitors().count, 1)
 
-        feed(.callChanged(linkKey(1), answered))
-        feed(.callRemoved(linkKey(1), reason: nil))
+        feed(.callChanged(mmKey(1), answered))
+        feed(.callRemoved(mmKey(1), reason: nil))
         XCTAssertFalse(runs.isRunning)
         XCTAssertEqual(link.liveCallIDs, [])
         XCTAssertNotNil(harness.waitForInhibitors { $0.isEmpty }, "released when the last call ended")
@@ -150,15 +144,15 @@ final class TelManagerTests: XCTestCase {
         }
         try makeLink(hookDirectory: hookDirectory)
         let before = wallClockNow()
-        feed(.callAppeared(linkKey(0), modem: linkModem, ringing(""), initial: false))
-        let answeredID = try callID(linkKey(0))
+        feed(.callAppeared(mmKey(0), modem: mmModem, ringing(""), initial: false))
+        let answeredID = try callID(mmKey(0))
         let runID = try XCTUnwrap(runs?.run?.id)
-        feed(.callChanged(linkKey(0), CallObservation(number: "+15550100", name: "Alice")))
-        feed(.callChanged(linkKey(0), answered))
-        feed(.callChanged(linkKey(0), hungUp("terminated")))
-        feed(.callAppeared(linkKey(1), modem: linkModem, ringing("+15550199"), initial: false))
-        let missedID = try callID(linkKey(1))
-        feed(.callChanged(linkKey(1), hungUp("refused-or-busy")))
+        feed(.callChanged(mmKey(0), CallObservation(number: "+15550100", name: "Alice")))
+        feed(.callChanged(mmKey(0), answered))
+        feed(.callChanged(mmKey(0), hungUp("terminated")))
+        feed(.callAppeared(mmKey(1), modem: mmModem, ringing("+15550199"), initial: false))
+        let missedID = try callID(mmKey(1))
+        feed(.callChanged(mmKey(1), hungUp("refused-or-busy")))
         waitFor("seven hooks") { self.outcomes.count >= 7 }
         XCTAssertEqual(outcomes.filter { !$0.result.isSuccess }.count, 0, "\(outcomes.map(\.result))")
         XCTAssertEqual(outcomes.filter { $0.key == answeredID }.map(\.event),
@@ -172,7 +166,7 @@ final class TelManagerTests: XCTestCase {
             "TELWATCH_EVENT": "incoming", "TELWATCH_CALL_ID": answeredID, "TELWATCH_STATE": "incoming",
             "TELWATCH_PREVIOUS_STATE": "", "TELWATCH_DETAIL": "ringing", "TELWATCH_DIRECTION": "incoming",
             "TELWATCH_NUMBER": "", "TELWATCH_NAME": "", "TELWATCH_REASON": "", "TELWATCH_BACKEND": "modemmanager",
-            "TELWATCH_MODEM": linkModem, "TELWATCH_PATH": linkKey(0).path, "TELWATCH_INITIAL": "false",
+            "TELWATCH_MODEM": mmModem, "TELWATCH_PATH": mmKey(0).path, "TELWATCH_INITIAL": "false",
             "TELWATCH_MISSED": "false", "TELWATCH_MULTIPARTY": "false", "TELWATCH_LIVE_CALLS": "1",
             "TELWATCH_RUN_ID": runID,
         ]
@@ -226,7 +220,7 @@ final class TelManagerTests: XCTestCase {
             "incoming": [["/usr/bin/env", "-0"], ["/bin/sh", "-c", "env -0 > '\(directory)/configured.env'", "hook"]],
         ], hookEnvironment: environment)
 
-        feed(.callAppeared(linkKey(0), modem: linkModem, ringing(number, name: name), initial: false))
+        feed(.callAppeared(mmKey(0), modem: mmModem, ringing(number, name: name), initial: false))
         waitFor("the hooks") { self.outcomes.count >= 3 }
         XCTAssertEqual(outcomes.map(\.result), [.exited(0), .exited(0), .exited(0)])
         XCTAssertEqual(Files.bytes(directory + "/number"), Array(number.utf8))
@@ -248,11 +242,11 @@ final class TelManagerTests: XCTestCase {
         try makeLink(hookDirectory: hookDirectory, hookTimeout: timeout, killGrace: 0.5)
 
         let began = monotonicNow()
-        XCTAssertLessThan(feed(.callAppeared(linkKey(0), modem: linkModem, ringing("+1hang"), initial: false)), 0.1)
-        let hanging = try callID(linkKey(0))
-        XCTAssertLessThan(feed(.callAppeared(linkKey(1), modem: linkModem, ringing("+15550002"), initial: false)), 0.1)
-        let other = try callID(linkKey(1))
-        XCTAssertLessThan(feed(.callChanged(linkKey(0), answered)), 0.1, "handing a hook over never waits for it")
+        XCTAssertLessThan(feed(.callAppeared(mmKey(0), modem: mmModem, ringing("+1hang"), initial: false)), 0.1)
+        let hanging = try callID(mmKey(0))
+        XCTAssertLessThan(feed(.callAppeared(mmKey(1), modem: mmModem, ringing("+15550002"), initial: false)), 0.1)
+        let other = try callID(mmKey(1))
+        XCTAssertLessThan(feed(.callChanged(mmKey(0), answered)), 0.1, "handing a hook over never waits for it")
         waitForLock()
         XCTAssertLessThan(monotonicNow() - began, timeout / 2, "the run started while the hook hung")
 
@@ -281,14 +275,14 @@ final class TelManagerTests: XCTestCase {
             try Files.script(hookDirectory + "/" + event, "exit 0")
         }
         try makeLink(hookDirectory: hookDirectory)
-        feed(.callAppeared(linkKey(0), modem: linkModem, ringing("+15550001"), initial: false))
+        feed(.callAppeared(mmKey(0), modem: mmModem, ringing("+15550001"), initial: false))
         waitForLock()
         var done = false
         pipeline?.finish { done = true }
         waitFor("shutdown") { done }
         XCTAssertEqual(stopReasons(), ["shutdown"])
         XCTAssertNotNil(harness.waitForInhibitors { $0.isEmpty })
-        feed(.callChanged(linkKey(0), hungUp("terminated")))
+        feed(.callChanged(mmKey(0), hungUp("terminated")))
         XCTAssertTrue(hooks?.isIdle ?? false)
         XCTAssertEqual(outcomes.map(\.event).sorted(), ["incoming", "run-stopped"], "no hook after shutdown began")
         XCTAssertFalse(runs?.isRunning ?? true)
@@ -304,16 +298,16 @@ final class TelManagerTests: XCTestCase {
         let link = try makeLink(hookDirectory: hookDirectory)
         let runs = try XCTUnwrap(runs)
         // A terminated call found by the resync, never seen: it came and went while asleep.
-        feed(.learnedOnResume(.callAppeared(linkKey(0), modem: linkModem, CallObservation(
+        feed(.learnedOnResume(.callAppeared(mmKey(0), modem: mmModem, CallObservation(
             phase: .ended, direction: .incoming, number: "+15550300", reason: "terminated"), initial: false)))
         XCTAssertFalse(runs.isRunning, "a call that is over starts no run")
         XCTAssertEqual(link.liveCallIDs, [])
         // A call found ringing by the same resync does hold the run.
-        feed(.learnedOnResume(.callAppeared(linkKey(1), modem: linkModem, ringing("+15550301"), initial: false)))
-        let ringingID = try callID(linkKey(1))
+        feed(.learnedOnResume(.callAppeared(mmKey(1), modem: mmModem, ringing("+15550301"), initial: false)))
+        let ringingID = try callID(mmKey(1))
         XCTAssertTrue(runs.isRunning)
         // Its later change, as it happens, is not flagged.
-        feed(.callChanged(linkKey(1), hungUp("terminated")))
+        feed(.callChanged(mmKey(1), hungUp("terminated")))
         waitFor("five hooks") { self.outcomes.count >= 5 }
         XCTAssertEqual(outcomes.filter { !$0.result.isSuccess }.count, 0, "\(outcomes.map(\.result))")
 

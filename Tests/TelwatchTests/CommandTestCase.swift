@@ -53,7 +53,7 @@ class CommandTestCase: XCTestCase {
                    seen: inout [[String: Any]]) -> [String: Any]? {
         let deadline = monotonicNow() + timeout
         while let line = process.readLine(timeout: max(0, deadline - monotonicNow())) {
-            guard let object = Self.parse(line) else {
+            guard let object = JSONLine.object(line) else {
                 XCTFail("not a JSON object: \(line)")
                 continue
             }
@@ -67,10 +67,6 @@ class CommandTestCase: XCTestCase {
     func nextEvent(_ process: TestProcess, _ event: String, timeout: Double = 10) -> [String: Any]? {
         var seen: [[String: Any]] = []
         return nextEvent(process, event, timeout: timeout, seen: &seen)
-    }
-
-    static func parse(_ line: String) -> [String: Any]? {
-        (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
     }
 
     // MARK: The fake ModemManager
@@ -94,10 +90,7 @@ class CommandTestCase: XCTestCase {
     /// A method of the fake ModemManager, returning its reply's body.
     @discardableResult
     func mm(_ path: String, _ interface: String, _ member: String, _ arguments: [DBusValue] = []) throws -> [DBusValue] {
-        let message = try Message.methodCall(destination: "org.freedesktop.ModemManager1", path: try ObjectPath(path),
-                                             interface: interface, member: member)
-        try message.append(values: arguments)
-        return try logind.observer.callBlocking(message, timeout: 10).values()
+        try logind.observer.callValues("org.freedesktop.ModemManager1", path, interface, member, arguments, timeout: 10)
     }
 
     func ring(_ number: String) throws -> String {

@@ -21,7 +21,7 @@ final class OtherCommandTests: CommandTestCase {
 
         let json = try runToEnd(["status", "--json", "--bus", fixture.address, "--backend", "modemmanager",
                                  "--state-dir", stateDirectory])
-        let object = try XCTUnwrap(Self.parse(json.output.trimmingCharacters(in: .whitespacesAndNewlines)), json.output)
+        let object = try XCTUnwrap(JSONLine.object(json.output.trimmingCharacters(in: .whitespacesAndNewlines)), json.output)
         let calls = try XCTUnwrap(object["calls"] as? [[String: Any]])
         XCTAssertEqual(calls.count, 1)
         XCTAssertEqual(calls.first?["number"] as? String, "+15557777")
@@ -111,7 +111,7 @@ final class OtherCommandTests: CommandTestCase {
         var out: [String] = []
         let calls: Set<String> = ["incoming", "dialing", "connected", "disconnected", "missed", "updated"]
         while out.count < count, let line = process.readLine(timeout: 10) {
-            guard let object = Self.parse(line), let event = object["event"] as? String, calls.contains(event) else { continue }
+            guard let object = JSONLine.object(line), let event = object["event"] as? String, calls.contains(event) else { continue }
             out.append([event, object["state"], object["detail"], object["direction"], object["number"], object["missed"]]
                 .map { "\($0 ?? "-")" }.joined(separator: " "))
         }

@@ -28,10 +28,7 @@ final class SleepCommandTests: CommandTestCase {
     }
 
     private func ofonoControl(_ member: String, _ arguments: [DBusValue] = []) throws -> [DBusValue] {
-        let message = try Message.methodCall(destination: "org.ofono", path: "/", interface: "org.freedesktop.DBus.Mock",
-                                             member: member)
-        try message.append(values: arguments)
-        return try logind.observer.callBlocking(message, timeout: 10).values()
+        try logind.observer.callValues("org.ofono", "/", "org.freedesktop.DBus.Mock", member, arguments, timeout: 10)
     }
 
     /// The fake drops its signals from now on (`true`), or again sends them (`false`).
@@ -75,7 +72,7 @@ final class SleepCommandTests: CommandTestCase {
     /// SIGTERM, then every line up to the end into `lines`.
     private func finish(_ watch: TestProcess, lines: inout [[String: Any]]) {
         watch.signal(SIGTERM)
-        lines += watch.readToEnd(timeout: 15).split(separator: "\n").compactMap { Self.parse(String($0)) }
+        lines += watch.readToEnd(timeout: 15).split(separator: "\n").compactMap { JSONLine.object(String($0)) }
         XCTAssertEqual(watch.wait(timeout: 10), .exited(0))
     }
 
@@ -151,7 +148,7 @@ final class SleepCommandTests: CommandTestCase {
         // status and doctor show the sleep, and that it overrode a live call's lock.
         let status = try runToEnd(["status", "--json", "--bus", fixture.address, "--backend", "modemmanager",
                                    "--state-dir", stateDirectory])
-        let object = try XCTUnwrap(Self.parse(status.output.trimmingCharacters(in: .whitespacesAndNewlines)), status.output)
+        let object = try XCTUnwrap(JSONLine.object(status.output.trimmingCharacters(in: .whitespacesAndNewlines)), status.output)
         let sleep = try XCTUnwrap(object["sleep"] as? [String: Any], status.output)
         XCTAssertEqual(sleep["overridden"] as? Bool, true)
         XCTAssertEqual(sleep["overrides"] as? Int, 1)

@@ -142,19 +142,10 @@ final class WatchCommandTests: CommandTestCase {
         let watch = try startWatch(["--hooks", hooks])
         _ = try ring("+15550004")
         XCTAssertNotNil(nextEvent(watch, "incoming"))
-        var written: [UInt8] = []
-        var descriptor = pollfd(fd: reader, events: Int16(POLLIN), revents: 0)
-        let deadline = monotonicNow() + 10
-        while !written.contains(UInt8(ascii: "\n")), monotonicNow() < deadline,
-              poll(&descriptor, 1, Int32(max(1, (deadline - monotonicNow()) * 1000))) > 0 {
-            var chunk = [UInt8](repeating: 0, count: 256)
-            let count = read(reader, &chunk, chunk.count)
-            if count > 0 { written += chunk[..<count] } else if count == 0 { break }
-        }
-        XCTAssertEqual(String(decoding: written, as: UTF8.self), "incoming|+15550004|incoming\n")
+        XCTAssertEqual(LineReader(fd: reader).next(timeout: 10), .line("incoming|+15550004|incoming"))
         watch.signal(SIGTERM)
         let rest = watch.readToEnd(timeout: 10)
         XCTAssertFalse(rest.contains("hook-output"), "hook output goes to stderr, never into the event stream")
-        for line in rest.split(separator: "\n") { XCTAssertNotNil(Self.parse(String(line)), String(line)) }
+        for line in rest.split(separator: "\n") { XCTAssertNotNil(JSONLine.object(String(line)), String(line)) }
     }
 }

@@ -62,11 +62,10 @@ public final class LogindHarness {
     /// from logind's own connection, through dbusmock's `EmitSignal` on `org.freedesktop.DBus.Mock`
     /// (the template has no dedicated method). The signal is on the bus when this returns.
     public func prepareForSleep(_ sleeping: Bool) throws {
-        let message = try Message.methodCall(destination: "org.freedesktop.login1", path: "/org/freedesktop/login1",
-                                             interface: "org.freedesktop.DBus.Mock", member: "EmitSignal")
-        try message.append(values: [.string("org.freedesktop.login1.Manager"), .string("PrepareForSleep"),
-                                    .string("b"), .array(elementSignature: "v", [.variant(.bool(sleeping))])])
-        _ = try observer.callBlocking(message, timeout: 10)
+        try observer.callValues("org.freedesktop.login1", "/org/freedesktop/login1", "org.freedesktop.DBus.Mock",
+                                "EmitSignal", [.string("org.freedesktop.login1.Manager"), .string("PrepareForSleep"),
+                                               .string("b"), .array(elementSignature: "v", [.variant(.bool(sleeping))])],
+                                timeout: 10)
     }
 
     /// The same signal from a connection that does not own `org.freedesktop.login1`: a spoof, as

@@ -43,6 +43,18 @@ public enum Files {
 
     public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
+    /// The names in a directory, without `.` and `..` (none if it cannot be read).
+    public static func names(in path: String) -> [String] {
+        guard let directory = opendir(path) else { return [] }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
     /// What `/proc/self/fd/N` points to, e.g. `pipe:[1234]`.
     public static func descriptorTarget(_ fd: Int32) -> String? { linkTarget("/proc/self/fd/\(fd)") }
 
@@ -69,15 +81,10 @@ public enum Files {
 public enum ProcessTable {
     /// Processes (zombies excluded: they hold nothing) whose process group is `group`.
     public static func liveMembers(ofGroup group: pid_t) -> [pid_t] {
-        guard let directory = opendir("/proc") else { return [] }
-        defer { closedir(directory) }
-        var members: [pid_t] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
-            guard let pid = pid_t(name), let stat = status(pid), stat.group == group, stat.state != "Z" else { continue }
-            members.append(pid)
+        Files.names(in: "/proc").compactMap { name in
+            guard let pid = pid_t(name), let stat = status(pid), stat.group == group, stat.state != "Z" else { return nil }
+            return pid
         }
-        return members
     }
 
     /// Waits (bounded) until `pid` has terminated — any process, not only our child — through a
@@ -131,7 +138,7 @@ public final class LoopPipe {
     public let writeFD: Int32
     private let readFD: Int32
     private var source: IOSource?
-    private var buffer: [UInt8] = []
+    private var buffer = LineBuffer()
     public private(set) var lines: [String] = []
 
     public init(loop: EventLoop) throws {
@@ -159,12 +166,9 @@ public final class LoopPipe {
                 if count == 0 { source?.cancel() }
                 break
             }
-            buffer += chunk[..<count]
+            buffer.append(chunk[..<count])
         }
-        while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-            lines.append(String(decoding: buffer[..<newline], as: UTF8.self))
-            buffer.removeSubrange(...newline)
-        }
+        while let line = buffer.nextLine() { lines.append(line) }
     }
 }
 

@@ -9,7 +9,7 @@ public final class TestProcess {
     public let arguments: [String]
     public let logPath: String?
     private var outputFD: Int32
-    private var buffer: [UInt8] = []
+    private let output: LineReader
     public private(set) var exitStatus: ChildExit?
 
     init(pid: pid_t, arguments: [String], outputFD: Int32, logPath: String?) {
@@ -17,6 +17,7 @@ public final class TestProcess {
         self.arguments = arguments
         self.outputFD = outputFD
         self.logPath = logPath
+        output = LineReader(fd: outputFD)
     }
 
     deinit {
@@ -25,17 +26,9 @@ public final class TestProcess {
 
     /// The next line of stdout, or nil when none arrived within `timeout` seconds (or stdout closed).
     public func readLine(timeout: Double = 10) -> String? {
-        let deadline = monotonicNow() + timeout
-        while true {
-            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: buffer[..<newline], as: UTF8.self)
-                buffer.removeSubrange(...newline)
-                return line
-            }
-            guard outputFD >= 0 else { return nil }
-            let left = deadline - monotonicNow()
-            guard left > 0, fill(wait: left) else { return nil }
-        }
+        defer { closeOutputAtEnd() }
+        guard case .line(let line) = output.next(timeout: timeout) else { return nil }
+        return line
     }
 
     /// Reads lines until one satisfies `predicate`; returns it (nil on timeout). Skipped lines go to `skipped`.
@@ -51,26 +44,16 @@ public final class TestProcess {
 
     /// Everything left on stdout until it closes (or `timeout`).
     public func readToEnd(timeout: Double = 10) -> String {
-        let deadline = monotonicNow() + timeout
-        while outputFD >= 0, monotonicNow() < deadline, fill(wait: deadline - monotonicNow()) {}
-        let text = String(decoding: buffer, as: UTF8.self)
-        buffer.removeAll()
-        return text
+        defer { closeOutputAtEnd() }
+        return output.readToEnd(timeout: timeout)
     }
 
-    private func fill(wait seconds: Double) -> Bool {
-        var descriptor = pollfd(fd: outputFD, events: Int16(POLLIN), revents: 0)
-        let ready = poll(&descriptor, 1, Int32(max(1, seconds * 1000)))
-        guard ready > 0 else { return false }
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        let count = read(outputFD, &chunk, chunk.count)
-        if count <= 0 {
-            close(outputFD)
-            outputFD = -1
-            return false
-        }
-        buffer.append(contentsOf: chunk[..<count])
-        return true
+    /// A test may run many short commands on one fixture: each one's pipe is given back as soon
+    /// as it has been read to its end, not when the fixture goes.
+    private func closeOutputAtEnd() {
+        guard output.isAtEnd, outputFD >= 0 else { return }
+        close(outputFD)
+        outputFD = -1
     }
 
     public var isRunning: Bool {
@@ -115,15 +98,6 @@ public final class TestProcess {
 
     /// What the process wrote on stderr, when it was captured to a log.
     public func log() -> String {
-        guard let logPath, let file = fopen(logPath, "r") else { return "" }
-        defer { fclose(file) }
-        var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = fread(&chunk, 1, chunk.count, file)
-            if count <= 0 { break }
-            out.append(contentsOf: chunk[..<count])
-        }
-        return String(decoding: out, as: UTF8.self)
+        logPath.flatMap(Files.text) ?? ""
     }
 }

@@ -54,7 +54,8 @@ enum Duration {
         guard seconds.isFinite, seconds >= 0 else { return "?" }
         if seconds < 60 {
             let tenths = Int((seconds * 10).rounded())
-            return "\(tenths / 10).\(tenths % 10) s"
+            // 59.97 s rounds up to a whole minute, said as one: "1 min 00 s", never "60.0 s".
+            if tenths < 600 { return "\(tenths / 10).\(tenths % 10) s" }
         }
         let whole = Int(seconds.rounded())
         if whole < 3600 {
