@@ -5,6 +5,7 @@
 // connection's loop thread and every method call it makes is non-blocking.
 
 import DBus
+import Loop
 
 /// One telephony stack followed on the bus.
 public protocol CallBackend: AnyObject {
@@ -54,6 +55,8 @@ public enum BackendNotice: Sendable, Equatable, CustomStringConvertible {
     case malformed(BackendKind, String)
     /// How many further malformed notices were not reported one by one.
     case malformedSuppressed(BackendKind, count: Int)
+    /// How many further unreadable-call notices were not reported one by one.
+    case unreadableSuppressed(BackendKind, count: Int)
 
     /// What a notice says about the stack itself, for the event stream; nil for notices that are
     /// only warnings.
@@ -65,7 +68,8 @@ public enum BackendNotice: Sendable, Equatable, CustomStringConvertible {
         case .synced: return .synced
         case .syncRefused: return .syncRefused
         case .syncFailed: return .syncFailed
-        case .callUnreadable, .rejectedSignal, .rejectedSuppressed, .malformed, .malformedSuppressed: return nil
+        case .callUnreadable, .rejectedSignal, .rejectedSuppressed, .malformed, .malformedSuppressed,
+             .unreadableSuppressed: return nil
         }
     }
 
@@ -73,7 +77,7 @@ public enum BackendNotice: Sendable, Equatable, CustomStringConvertible {
     public var isWarning: Bool {
         switch self {
         case .syncRefused, .syncFailed, .callUnreadable, .rejectedSignal, .rejectedSuppressed, .malformed,
-             .malformedSuppressed: return true
+             .malformedSuppressed, .unreadableSuppressed: return true
         case .serviceAppeared, .serviceVanished, .serviceAbsent, .synced: return false
         }
     }
@@ -83,7 +87,7 @@ public enum BackendNotice: Sendable, Equatable, CustomStringConvertible {
         case .serviceAppeared(let kind, _), .serviceVanished(let kind), .serviceAbsent(let kind),
              .synced(let kind, _, _), .syncRefused(let kind, _), .syncFailed(let kind, _), .callUnreadable(let kind, _),
              .rejectedSignal(let kind, _, _), .rejectedSuppressed(let kind, _, _), .malformed(let kind, _),
-             .malformedSuppressed(let kind, _):
+             .malformedSuppressed(let kind, _), .unreadableSuppressed(let kind, _):
             return kind
         }
     }
@@ -110,6 +114,8 @@ public enum BackendNotice: Sendable, Equatable, CustomStringConvertible {
         case .malformed(_, let what): return "\(name): skipped: \(what)"
         case .malformedSuppressed(_, let count):
             return "\(name): skipped \(count) more malformed message\(count == 1 ? "" : "s")"
+        case .unreadableSuppressed(_, let count):
+            return "\(name): \(count) more call\(count == 1 ? "" : "s") could not be read"
         }
     }
 }
@@ -310,9 +316,10 @@ final class ServiceLink {
 
     /// Calls a method on the current owner without blocking; `reply` runs exactly once, unless
     /// the owner goes away or `stop()` comes first (then never). A call for `round` counts as
-    /// one of its requests until its reply has run.
+    /// one of its requests until its reply has run. `priority` and `late`: `MethodCallQueue`.
     func call(path: String, interface: String, member: String, arguments: [DBusValue] = [],
-              timeout: Double = 10, round: SyncRound? = nil,
+              timeout: Double = 10, round: SyncRound? = nil, priority: MethodCallQueue.Priority = .routine,
+              late: ((Result<Message, DBusError>) -> Void)? = nil,
               reply: @escaping (Result<Message, DBusError>) -> Void) {
         round?.begin()
         let counted: (Result<Message, DBusError>) -> Void = { [weak self] result in
@@ -327,7 +334,7 @@ final class ServiceLink {
             methodCalls.failSoon(counted)
             return
         }
-        methodCalls.send(message, timeout: timeout, reply: counted)
+        methodCalls.send(message, timeout: timeout, priority: priority, late: late, reply: counted)
     }
 
     /// A listing: what it answers reaches `use`, unless `round` is over by then or `stillWanted`
@@ -395,34 +402,86 @@ final class ServiceLink {
     }
 }
 
-/// Method calls with at most `maxInFlight` replies outstanding; the rest wait their turn: a bus
-/// refuses a connection more pending replies than its limit (128 on dbus-daemon's default system
-/// bus, docs/modem-stacks.md §8), and a sync of a busy modem host asks for every call's
-/// properties at once.
+/// Method calls to one owner of a service, within what the bus allows: dbus-daemon counts every
+/// call against the caller's connection until its callee answers or leaves the bus, whatever
+/// the caller's own timeout, and past its limit (128, system bus too) refuses every further
+/// call on that connection (docs/modem-stacks.md §8). So an owner that stops answering must not
+/// be asked without end:
+/// - at most `maxInFlight` calls are out at once, and at most `budget` counted at the bus
+///   (out, or timed out here and not answered yet);
+/// - a call that times out opens the breaker: from then on one call at a time probes the owner,
+///   until it answers anything again (an answer, or a late answer to a timed-out call);
+/// - a new call's first read (`.ring`) goes before everything else, newest first, and one that
+///   arrives while the breaker is open is sent at once while the budget allows: a real ring never
+///   waits behind reads that will never be answered;
+/// - a late answer still reaches the caller (`late`), and frees its place in the budget;
+/// - at most `maxWaiting` calls wait; past that the oldest is refused.
 final class MethodCallQueue {
+    enum Priority {
+        /// The first read of a call that just appeared: what a ringing phone waits for.
+        case ring
+        /// Listings and reads again: they can wait.
+        case routine
+    }
+
     static let maxInFlight = 32
+    static let budget = 64
+    static let maxWaiting = 256
+    /// A ring read this young is sent past the open breaker.
+    static let fresh = 1.0
 
     private struct WaitingCall {
         let message: Message
         let timeout: Double
+        let queued: Double
         let reply: (Result<Message, DBusError>) -> Void
+        let late: ((Result<Message, DBusError>) -> Void)?
     }
 
     private let connection: Connection
-    private var waiting: [WaitingCall] = []
+    private var ring: [WaitingCall] = []
+    private var routine: [WaitingCall] = []
     private var inFlight: [UInt64: PendingCall] = [:]
+    /// Calls that timed out here but that the bus still counts, by serial.
+    private var unanswered: Set<UInt32> = []
     private var nextCall: UInt64 = 0
     private var epoch: UInt64 = 0
+    /// The owner let a call time out and has not answered anything since.
+    private(set) var isBreakerOpen = false
 
     init(connection: Connection) {
         self.connection = connection
     }
 
-    /// `reply` runs exactly once, unless `cancelAll()` comes first (then never).
-    func send(_ message: Message, timeout: Double, reply: @escaping (Result<Message, DBusError>) -> Void) {
-        waiting.append(WaitingCall(message: message, timeout: timeout, reply: reply))
+    /// Calls counted against the connection at the bus now.
+    var counted: Int { inFlight.count + unanswered.count }
+    var waitingCount: Int { ring.count + routine.count }
+
+    /// `reply` runs exactly once, unless `cancelAll()` comes first (then never). With `late`, an
+    /// answer that comes after the call timed out (after `reply` saw `.timedOut`) reaches it too.
+    func send(_ message: Message, timeout: Double, priority: Priority = .routine,
+              late: ((Result<Message, DBusError>) -> Void)? = nil,
+              reply: @escaping (Result<Message, DBusError>) -> Void) {
+        let call = WaitingCall(message: message, timeout: timeout, queued: monotonicNow(), reply: reply, late: late)
+        switch priority {
+        case .ring: ring.append(call)
+        case .routine: routine.append(call)
+        }
+        if waitingCount > MethodCallQueue.maxWaiting {
+            // The oldest routine call, else the oldest ring read: the newest are what matters.
+            let dropped = routine.isEmpty ? ring.removeFirst() : routine.removeFirst()
+            let refusal = DBusError.remote(name: MethodCallQueue.limitsExceeded,
+                                           message: "not sent: \(MethodCallQueue.maxWaiting) calls were already waiting")
+            let epoch = self.epoch
+            connection.loop.soon { [weak self] in
+                guard let self, self.epoch == epoch else { return }
+                dropped.reply(.failure(refusal))
+            }
+        }
         sendWaiting()
     }
+
+    static let limitsExceeded = "org.freedesktop.DBus.Error.LimitsExceeded"
 
     /// A call that could not be sent fails on the loop's next turn, as a sent one would: its
     /// caller never sees its reply before the call returns.
@@ -434,22 +493,41 @@ final class MethodCallQueue {
         }
     }
 
-    /// Drops every call waiting or in flight: their replies will not run.
+    /// Drops every call waiting or in flight: their replies will not run. For an owner that left
+    /// the bus, which freed everything the bus counted for it.
     func cancelAll() {
         epoch &+= 1
-        waiting.removeAll()
+        ring.removeAll()
+        routine.removeAll()
         let pending = inFlight
         inFlight.removeAll()
         for call in pending.values { call.cancel() }
+        for serial in unanswered { connection.forgetLateReply(to: serial) }
+        unanswered.removeAll()
+        isBreakerOpen = false
+    }
+
+    private func canSend(_ call: WaitingCall, ring isRing: Bool) -> Bool {
+        guard counted < MethodCallQueue.budget else { return false }
+        if !isBreakerOpen { return inFlight.count < MethodCallQueue.maxInFlight }
+        return inFlight.isEmpty || (isRing && monotonicNow() - call.queued < MethodCallQueue.fresh)
     }
 
     private func sendWaiting() {
-        while inFlight.count < MethodCallQueue.maxInFlight, !waiting.isEmpty {
-            let next = waiting.removeFirst()
+        while true {
+            let isRing = !ring.isEmpty
+            guard let next = isRing ? ring.last : routine.first, canSend(next, ring: isRing) else { return }
+            if isRing { ring.removeLast() } else { routine.removeFirst() }
             let token = nextCall
             nextCall &+= 1
+            var serial: UInt32 = 0
             let pending = connection.call(next.message, timeout: next.timeout) { [weak self] result in
                 guard let self, self.inFlight.removeValue(forKey: token) != nil else { return }
+                switch result {
+                case .failure(.timedOut): self.timedOut(serial, late: next.late)
+                case .success, .failure(.remote): self.isBreakerOpen = false
+                case .failure: break
+                }
                 next.reply(result)
                 self.sendWaiting()
             }
@@ -458,7 +536,22 @@ final class MethodCallQueue {
                 failSoon(next.reply)
                 continue
             }
+            serial = pending.serial
             inFlight[token] = pending
+        }
+    }
+
+    /// The bus still counts the call; the owner is not answering.
+    private func timedOut(_ serial: UInt32, late: ((Result<Message, DBusError>) -> Void)?) {
+        isBreakerOpen = true
+        unanswered.insert(serial)
+        let epoch = self.epoch
+        connection.awaitLateReply(toSerial: serial) { [weak self] message in
+            guard let self, self.epoch == epoch else { return }
+            self.unanswered.remove(serial)
+            self.isBreakerOpen = false
+            late?(message.asError.map { .failure($0) } ?? .success(message))
+            self.sendWaiting()
         }
     }
 }

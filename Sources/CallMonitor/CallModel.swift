@@ -81,6 +81,9 @@ public struct CallObservation: Sendable, Equatable {
 }
 
 public enum BackendEvent: Sendable {
+    /// A new call object exists; what it is (its state, direction, number) is still being read.
+    /// Every new call object is a live call, so this is enough to hold the run.
+    case callAnnounced(CallKey, modem: String)
     /// A call appeared (CallAdded, or found by ListCalls/GetCalls at sync).
     /// `initial` = found at start-up/resync.
     case callAppeared(CallKey, modem: String, CallObservation, initial: Bool)
@@ -101,6 +104,16 @@ public enum BackendEvent: Sendable {
     /// event it causes is flagged `resumed`.
     /// (Only this case is boxed: the events of every signal stay plain values.)
     indirect case learnedOnResume(BackendEvent)
+
+    /// The call the event is about, if it is about one call.
+    var key: CallKey? {
+        switch self {
+        case .callAnnounced(let key, _), .callAppeared(let key, _, _, _), .callChanged(let key, _),
+             .callRemoved(let key, _):
+            return key
+        case .backendLost, .modemRemoved, .learnedOnResume: return nil
+        }
+    }
 }
 
 /// Everything telwatch knows about one call at one moment.
@@ -195,12 +208,19 @@ public enum TrackerEvent: Sendable, Equatable {
     case busy(CallSnapshot)
     /// The last live call ended (aggregate edge: live-call count 1 → 0).
     case idle(CallSnapshot)
+    /// A new call object whose state is still being read: a live call by the stack's account.
+    /// Its first `transition` follows once it is read, or `withdrawn` if it never becomes one.
+    case announced(CallKey)
+    /// An announced call object went (deleted, unreadable, its stack gone) without becoming a call.
+    case withdrawn(CallKey)
 
-    /// The call the event is about.
-    public var call: CallSnapshot {
+    /// The call the event is about; nil for an announcement, which has no snapshot yet.
+    public var call: CallSnapshot? {
         switch self {
         case .transition(let call, _), .updated(let call), .missed(let call), .busy(let call), .idle(let call):
             return call
+        case .announced, .withdrawn:
+            return nil
         }
     }
 }

@@ -138,13 +138,15 @@ public final class CallMonitor {
 }
 
 /// Caps repeated notices from one source: at most `limit` per `window` seconds for each sender
-/// of rejected signals (and for each backend's malformed messages), then one summary of how many
-/// were held back. It counts on arrival and needs no timer: the summary comes with the next
+/// of rejected signals (and for each backend's malformed messages, and its unreadable calls),
+/// then one summary of how many were held back. It counts on arrival and needs no timer: the summary comes with the next
 /// notice after the window closes, or from `flush()`.
 struct NoticeLimiter {
     struct Source: Hashable {
+        enum Kind: Hashable { case rejected, malformed, unreadable }
         var backend: BackendKind
-        /// The rejected signal's sender; nil for malformed messages.
+        var kind: Kind
+        /// The rejected signal's sender; nil for the others.
         var sender: String?
     }
 
@@ -173,15 +175,16 @@ struct NoticeLimiter {
     mutating func admit(_ notice: BackendNotice, at now: Double) -> [BackendNotice] {
         let source: Source
         switch notice {
-        case .rejectedSignal(let backend, let sender, _): source = Source(backend: backend, sender: sender)
-        case .malformed(let backend, _): source = Source(backend: backend, sender: nil)
+        case .rejectedSignal(let backend, let sender, _): source = Source(backend: backend, kind: .rejected, sender: sender)
+        case .malformed(let backend, _): source = Source(backend: backend, kind: .malformed, sender: nil)
+        case .callUnreadable(let backend, _): source = Source(backend: backend, kind: .unreadable, sender: nil)
         default: return [notice]
         }
         var out = closeWindows(at: now)
         var key = source
         // Malformed messages have one source per backend and never overflow.
         if source.sender != nil && windows[key] == nil && windows.count >= maxSources {
-            key = Source(backend: source.backend, sender: Self.otherSenders)
+            key = Source(backend: source.backend, kind: .rejected, sender: Self.otherSenders)
         }
         var current = windows[key] ?? Window(opened: now, shown: 0, held: 0)
         if current.shown < limit {
@@ -206,10 +209,13 @@ struct NoticeLimiter {
         for (source, closed) in closing {
             windows.removeValue(forKey: source)
             guard closed.held > 0 else { continue }
-            if let sender = source.sender {
-                out.append(.rejectedSuppressed(source.backend, sender: sender, count: closed.held))
-            } else {
+            switch source.kind {
+            case .rejected:
+                out.append(.rejectedSuppressed(source.backend, sender: source.sender ?? "?", count: closed.held))
+            case .malformed:
                 out.append(.malformedSuppressed(source.backend, count: closed.held))
+            case .unreadable:
+                out.append(.unreadableSuppressed(source.backend, count: closed.held))
             }
         }
         return out

@@ -64,6 +64,9 @@ public struct CallTracker {
     private var ended: RecentMemory<String>
     /// Keys that appeared without a known live phase.
     private var pending: RecentMemory<Pending>
+    /// New call objects announced before their state is known (value: modem): each is a live
+    /// call by the stack's own account, so it holds the run until it becomes a call or goes.
+    private var announced: RecentMemory<String>
 
     public init(makeID: @escaping () -> String = CallID.random) {
         self.init(makeID: makeID, endedMemory: CallTracker.defaultEndedMemory)
@@ -74,6 +77,7 @@ public struct CallTracker {
         self.makeID = makeID
         self.ended = RecentMemory(limit: endedMemory)
         self.pending = RecentMemory(limit: endedMemory)
+        self.announced = RecentMemory(limit: endedMemory)
     }
 
     /// Live calls, in first-seen order.
@@ -89,10 +93,13 @@ public struct CallTracker {
         live[key]?.snapshot
     }
 
-    /// Number of keys remembered besides live calls (ended-not-removed and pending); bounded.
+    /// Number of keys remembered besides live calls (ended-not-removed, pending, announced); bounded.
     public var rememberedCount: Int {
-        ended.count + pending.count
+        ended.count + pending.count + announced.count
     }
+
+    /// Calls announced whose state is not known yet.
+    public var announcedCount: Int { announced.count }
 
     public mutating func apply(_ event: BackendEvent, at time: Double) -> [TrackerEvent] {
         guard case .learnedOnResume(let found) = event else { return applyObserved(event, at: time) }
@@ -105,8 +112,19 @@ public struct CallTracker {
         var out: [TrackerEvent] = []
         var started: CallSnapshot?
         var lastEnded: CallSnapshot?
+        // Whatever else an event says of an announced key, the announcement is over: the call
+        // is known now (its first transition takes over), or it is gone.
+        var unannounced: [CallKey] = []
+        if let key = event.key, announced.remove(key) != nil { unannounced.append(key) }
 
         switch event {
+        case let .callAnnounced(key, modem):
+            unannounced.removeAll()
+            if live[key] == nil, !ended.contains(key) {
+                out.append(.announced(key))
+                for evicted in announced.insert(key, modem) { out.append(.withdrawn(evicted)) }
+            }
+
         case let .callAppeared(key, modem, observation, initial):
             if live[key] != nil {
                 // A resync listing a live call again: an update of that call.
@@ -163,6 +181,7 @@ public struct CallTracker {
         case let .backendLost(backend):
             ended.removeAll { key, _ in key.backend == backend }
             pending.removeAll { key, _ in key.backend == backend }
+            unannounced += announced.removeAll { key, _ in key.backend == backend }
             for key in liveKeysInOrder(where: { $0.key.backend == backend }) {
                 lastEnded = finish(key, reason: "backend-lost", time: time, out: &out)
             }
@@ -170,6 +189,7 @@ public struct CallTracker {
         case let .modemRemoved(backend, modem):
             ended.removeAll { key, callModem in key.backend == backend && callModem == modem }
             pending.removeAll { key, waiting in key.backend == backend && waiting.modem == modem }
+            unannounced += announced.removeAll { key, callModem in key.backend == backend && callModem == modem }
             for key in liveKeysInOrder(where: { $0.key.backend == backend && $0.modem == modem }) {
                 lastEnded = finish(key, reason: "modem-removed", time: time, out: &out)
             }
@@ -178,6 +198,7 @@ public struct CallTracker {
             return reconcile(found, at: time).map(\.flaggedResumed)
         }
 
+        for key in unannounced where live[key] == nil { out.append(.withdrawn(key)) }
         if liveBefore == 0, !live.isEmpty, let started {
             out.append(.busy(started))
         } else if liveBefore > 0, live.isEmpty, let lastEnded {
@@ -387,20 +408,34 @@ struct RecentMemory<Value> {
 
     func contains(_ key: CallKey) -> Bool { entries[key] != nil }
 
-    mutating func insert(_ key: CallKey, _ value: Value) {
-        guard limit > 0 else { return }
+    /// Returns the keys that fell out of the memory to make room.
+    @discardableResult
+    mutating func insert(_ key: CallKey, _ value: Value) -> [CallKey] {
+        guard limit > 0 else { return [key] }
         let stamp = nextStamp
         nextStamp &+= 1
         entries[key] = (stamp, value)
         order.append((key, stamp))
+        var evicted: [CallKey] = []
         while entries.count > limit, head < order.count {
             let oldest = order[head]
             head += 1
             if entries[oldest.key]?.stamp == oldest.stamp {
                 entries.removeValue(forKey: oldest.key)
+                evicted.append(oldest.key)
             }
         }
         compactIfNeeded()
+        return evicted
+    }
+
+    /// The entries that match, removed.
+    @discardableResult
+    mutating func removeAll(where match: (CallKey, Value) -> Bool) -> [CallKey] {
+        let matching = entries.filter { match($0.key, $0.value.value) }.map(\.key)
+        for key in matching { entries.removeValue(forKey: key) }
+        compactIfNeeded()
+        return matching
     }
 
     @discardableResult
@@ -413,12 +448,7 @@ struct RecentMemory<Value> {
         return removed
     }
 
-    mutating func removeAll(where match: (CallKey, Value) -> Bool) {
-        for (key, entry) in entries where match(key, entry.value) {
-            entries.removeValue(forKey: key)
-        }
-        compactIfNeeded()
-    }
+
 
     /// Drops stale order entries (removed or replaced keys) once they dominate.
     private mutating func compactIfNeeded() {
@@ -450,6 +480,7 @@ extension TrackerEvent {
         case .missed(var call): call.resumed = true; return .missed(call)
         case .busy(var call): call.resumed = true; return .busy(call)
         case .idle(var call): call.resumed = true; return .idle(call)
+        case .announced, .withdrawn: return self
         }
     }
 }

@@ -174,6 +174,12 @@ public final class ModemManagerBackend: LinkedBackend {
         var resumed = false
         /// Non-zero while a known call is read again after a resume (its answer is matched by this).
         var refresh: UInt64 = 0
+        /// Announced on its CallAdded (it holds the run while it is read).
+        var announced = false
+        /// Read as a ring (a signal brought it): a late answer is still awaited.
+        var ring = false
+        /// Its read timed out; the answer is still awaited (a late one still reports the call).
+        var overdue = false
     }
 
     /// Changes kept per call while its properties are being read.
@@ -298,14 +304,24 @@ public final class ModemManagerBackend: LinkedBackend {
 
     // MARK: Calls
 
-    /// Reads a call's properties; what arrives for it meanwhile waits in its queue.
+    /// Reads a call's properties; what arrives for it meanwhile waits in its queue. A call that a
+    /// signal brought (not a sync's listing) is a ring: its read goes first, and an answer that
+    /// comes after the read's timeout still reports it. A CallAdded also announces it, so that the
+    /// run starts before the read is answered (docs/modem-stacks.md §2.3).
     private func fetch(_ path: String, modem: String, initial: Bool, queued: [ModemManagerCallUpdate],
-                       round: SyncRound?) {
+                       round: SyncRound?, announce: Bool = false) {
         nextFetch &+= 1
         let token = nextFetch
         calls[path] = CallRecord(modem: modem, queue: queued, fetch: token, initial: initial,
-                                 resumed: round?.resumed ?? false)
-        readProperties(path, round: round) { [weak self] in self?.fetched(path, token: token, $0) }
+                                 resumed: round?.resumed ?? false, announced: announce, ring: round == nil)
+        if announce { output.emit(.callAnnounced(output.key(path), modem: modem)) }
+        let read: (Result<Message, DBusError>) -> Void = { [weak self] in self?.fetched(path, token: token, $0) }
+        if round == nil {
+            link.call(path: path, interface: BusDaemon.propertiesInterface, member: "GetAll",
+                      arguments: [.string(ModemManagerBus.call)], priority: .ring, late: read, reply: read)
+        } else {
+            readProperties(path, round: round, read)
+        }
     }
 
     private func readProperties(_ path: String, round: SyncRound?,
@@ -316,6 +332,14 @@ public final class ModemManagerBackend: LinkedBackend {
 
     private func fetched(_ path: String, token: UInt64, _ result: Result<Message, DBusError>) {
         guard var record = calls[path], record.fetch == token, let queued = record.queue else { return }
+        if case .failure(.timedOut) = result, record.ring, !record.overdue {
+            // Its answer may still come (a stack busy for a while): the call stays what it was,
+            // announced and holding the run, until it does or the call or its stack goes.
+            record.overdue = true
+            calls[path] = record
+            output.notice(.callUnreadable(kind, "call \(path) has not answered yet; still waiting for it"))
+            return
+        }
         var properties: ModemManagerCallProperties?
         switch result {
         case .success(let reply):
@@ -338,6 +362,8 @@ public final class ModemManagerBackend: LinkedBackend {
         if record.deleted || (properties == nil && events.isEmpty) {
             calls.removeValue(forKey: path)
             if record.deleted && !events.isEmpty { events.append(.callRemoved(output.key(path), reason: "removed")) }
+            // Announced but never a call: the tracker lets the run go.
+            if record.announced && events.isEmpty { events.append(.callRemoved(output.key(path), reason: nil)) }
         } else {
             record.queue = nil
             record.direction = replay.direction
@@ -427,7 +453,7 @@ public final class ModemManagerBackend: LinkedBackend {
             let path = object.rawValue
             decodedSignals &+= 1
             guard var record = calls[path] else { return }
-            if record.queue != nil {
+            if record.queue != nil && !record.overdue {
                 record.deleted = true
                 calls[path] = record
             } else {

@@ -42,6 +42,8 @@ public final class Connection {
 
     /// Called once when the bus goes away (the daemon stopped, the socket closed).
     public var onDisconnect: (() -> Void)?
+    /// Handlers for the answers to calls that timed out here, by the calls' serials.
+    private var lateReplies: [UInt32: (Message) -> Void] = [:]
     /// Failures that have no caller to throw to, such as a refused AddMatch. By default a line
     /// on stderr in the Unix way, under the program's own name.
     public var onWarning: (String) -> Void = { message in
@@ -114,6 +116,7 @@ public final class Connection {
         watchSources.removeAll()
         watches.removeAll()
         timeouts.removeAll()
+        lateReplies.removeAll()
         subscriptions.removeAll()
         subscriptionOrder.removeAll()
         loop.removeHook(loopDriver)
@@ -162,7 +165,18 @@ public final class Connection {
         }
         let box = Unmanaged.passRetained(ReplyBox(reply)).toOpaque()
         dbus_pending_call_set_notify(pending, pendingCallNotify, box, replyBoxFree)
-        return PendingCall(adopting: pending)
+        return PendingCall(adopting: pending, serial: outgoing.serial)
+    }
+
+    /// A call whose reply handler saw `.timedOut` is still counted against this connection by the
+    /// bus until its callee answers or leaves the bus (docs/modem-stacks.md §8). `handler` gets
+    /// that late answer (a reply or an error reply), once; `forgetLateReply` gives up on it.
+    public func awaitLateReply(toSerial serial: UInt32, _ handler: @escaping (Message) -> Void) {
+        lateReplies[serial] = handler
+    }
+
+    public func forgetLateReply(to serial: UInt32) {
+        lateReplies.removeValue(forKey: serial)
     }
 
     /// Calls a method and waits for the answer, reading (and later dispatching) whatever else arrives.
@@ -286,6 +300,14 @@ public final class Connection {
             return DBUS_HANDLER_RESULT_HANDLED
         case .methodCall:
             return handleMethodCall(message) ? DBUS_HANDLER_RESULT_HANDLED : DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+        case .methodReturn, .error:
+            // A reply that reaches the filters has no pending call any more: it came after its
+            // call timed out here (or was cancelled).
+            guard let handler = lateReplies.removeValue(forKey: message.replySerial) else {
+                return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+            }
+            handler(message)
+            return DBUS_HANDLER_RESULT_HANDLED
         default:
             return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
         }
@@ -437,8 +459,13 @@ public final class Subscription {
 /// A method call awaiting its reply.
 public final class PendingCall {
     private let raw: OpaquePointer
+    /// The call's serial: a late reply names it as its `replySerial`.
+    public let serial: UInt32
 
-    init(adopting raw: OpaquePointer) { self.raw = raw }
+    init(adopting raw: OpaquePointer, serial: UInt32) {
+        self.raw = raw
+        self.serial = serial
+    }
 
     /// Drops the call: its reply handler will not run.
     public func cancel() { dbus_pending_call_cancel(raw) }

@@ -37,7 +37,7 @@ public final class CallHookSink: EventSink {
                 run("updated", call, previous: call.state, liveCalls: liveCalls)
             case .missed(let call):
                 run("missed", call, previous: endedFrom[call.id] ?? nil, liveCalls: liveCalls)
-            case .busy, .idle:
+            case .busy, .idle, .announced, .withdrawn:
                 break
             }
         }

@@ -48,14 +48,13 @@ public struct EventSchema {
         case .transition(let call, _): return call.state.rawValue
         case .updated: return "updated"
         case .missed: return "missed"
-        case .busy, .idle: return nil
+        case .busy, .idle, .announced, .withdrawn: return nil
         }
     }
 
     public func write<W: EventFieldWriter>(_ event: TrackerEvent, time: Double, liveCalls: Int,
                                           into writer: inout W) -> Bool {
-        guard let name = EventSchema.name(of: event) else { return false }
-        let call = event.call
+        guard let name = EventSchema.name(of: event), let call = event.call else { return false }
         let previous: String?
         if case .transition(_, let before) = event { previous = before?.rawValue } else { previous = call.state.rawValue }
         writer.add("event", name)

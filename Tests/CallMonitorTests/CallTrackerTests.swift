@@ -52,16 +52,14 @@ private func describe(_ events: [TrackerEvent]) -> [String] {
         case let .missed(s): return "\(s.id) missed"
         case let .busy(s): return "busy \(s.id)"
         case let .idle(s): return "idle \(s.id)"
+        case let .announced(key): return "announced \(key.path)"
+        case let .withdrawn(key): return "withdrawn \(key.path)"
         }
     }
 }
 
 private func snapshots(_ events: [TrackerEvent]) -> [CallSnapshot] {
-    events.map { event in
-        switch event {
-        case let .transition(s, _), let .updated(s), let .missed(s), let .busy(s), let .idle(s): return s
-        }
-    }
+    events.compactMap(\.call)
 }
 
 final class CallTrackerTests: XCTestCase {
@@ -633,7 +631,7 @@ final class CallTrackerTests: XCTestCase {
                 case let .transition(s, _):
                     ids.insert(s.id)
                     if s.state == .disconnected { disconnected += 1 }
-                case .updated: break
+                case .updated, .announced, .withdrawn: break
                 }
             }
         }

@@ -22,6 +22,8 @@ class MonitorTestCase: XCTestCase {
     var mocks: [BackendKind: TestProcess] = [:]
 
     private(set) var events: [TrackerEvent] = []
+    /// `announced` and `withdrawn`: call objects before their state is known (they hold the run).
+    private(set) var announcements: [TrackerEvent] = []
     private(set) var notices: [BackendNotice] = []
     /// What the test expects `events` to read as, so far.
     private var expected: [String] = []
@@ -124,7 +126,10 @@ class MonitorTestCase: XCTestCase {
     }
 
     private func record(_ event: TrackerEvent) {
-        let id = Self.snapshot(event).id
+        guard let id = event.call?.id else {
+            announcements.append(event)
+            return
+        }
         if labels[id] == nil {
             labels[id] = labels.count < 26 ? String(UnicodeScalar(UInt8(65 + labels.count))) : "C\(labels.count)"
         }
@@ -195,6 +200,8 @@ class MonitorTestCase: XCTestCase {
         case let .missed(call): return "\(label(call)) missed"
         case let .busy(call): return "busy \(label(call))"
         case let .idle(call): return "idle \(label(call))"
+        case let .announced(key): return "announced \(key.path)"
+        case let .withdrawn(key): return "withdrawn \(key.path)"
         }
     }
 
@@ -210,16 +217,11 @@ class MonitorTestCase: XCTestCase {
 
     func label(_ call: CallSnapshot) -> String { labels[call.id] ?? "?" }
 
-    static func snapshot(_ event: TrackerEvent) -> CallSnapshot {
-        switch event {
-        case let .transition(call, _), let .updated(call), let .missed(call), let .busy(call), let .idle(call):
-            return call
-        }
-    }
+    static func snapshot(_ event: TrackerEvent) -> CallSnapshot? { event.call }
 
     /// The last snapshot seen of the call lettered `label`.
     func call(_ label: String, file: StaticString = #filePath, line: UInt = #line) -> CallSnapshot? {
-        let found = events.map(Self.snapshot).last { labels[$0.id] == label }
+        let found = events.compactMap(Self.snapshot).last { labels[$0.id] == label }
         if found == nil { XCTFail("no call \(label) in \(described)", file: file, line: line) }
         return found
     }

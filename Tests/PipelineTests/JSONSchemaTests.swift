@@ -367,7 +367,8 @@ final class JSONSchemaTests: XCTestCase {
         case .synced: return ("synced", head + ["modems:int", "calls:int"])
         case .syncRefused: return ("sync-refused", head + ["message:string"])
         case .syncFailed: return ("sync-failed", head + ["message:string"])
-        case .callUnreadable, .rejectedSignal, .rejectedSuppressed, .malformed, .malformedSuppressed: return nil
+        case .callUnreadable, .rejectedSignal, .rejectedSuppressed, .malformed, .malformedSuppressed,
+             .unreadableSuppressed: return nil
         }
     }
 

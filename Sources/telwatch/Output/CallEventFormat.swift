@@ -7,8 +7,7 @@ struct CallEventFormat {
 
     /// `14:03:12.345 incoming     3f2a1c9e ringing  in  +15551234 modemmanager Modem/0`
     func text(_ event: TrackerEvent, time: Double, liveCalls: Int) -> String? {
-        guard let name = EventSchema.name(of: event) else { return nil }
-        let call = event.call
+        guard let name = EventSchema.name(of: event), let call = event.call else { return nil }
         var fields = [
             Timestamp.localClock(time),
             name.padded(to: 12),
