@@ -16,19 +16,26 @@ enum WatchArguments {
             }
         }
         var cursor = ArgumentCursor(arguments)
+        var verbosityFlag: (flag: String, verbosity: WatchOptions.Verbosity)?
         while let argument = cursor.next() {
             if argument == "--help" || argument == "-h" { return nil }
             if try own(argument, &cursor) { continue }
             if let accepted, !accepted.contains(argument) {
-                throw UsageError("\(command.map { $0 + ": " } ?? "")unknown option '\(argument)' \(seeHelp)")
+                throw UsageError("\(command.map { $0 + ": " } ?? "")unknown option \(Parse.quoted(argument)) \(seeHelp)")
             }
             switch argument {
             case "--config": _ = try cursor.value(for: argument)
             case "--json", "--redact-numbers", "--wakelock", "--sleep-delay-lock":
                 try cursor.noValue(for: argument)
                 try options.set(String(argument.dropFirst(2)), "true")
-            case "--quiet", "-q": try cursor.noValue(for: argument); options.verbosity = .quiet
-            case "--verbose", "-v": try cursor.noValue(for: argument); options.verbosity = .verbose
+            case "--quiet", "-q", "--verbose", "-v":
+                try cursor.noValue(for: argument)
+                let wanted: WatchOptions.Verbosity = argument == "--quiet" || argument == "-q" ? .quiet : .verbose
+                if let earlier = verbosityFlag, earlier.verbosity != wanted {
+                    throw UsageError("\(earlier.flag) and \(argument) contradict each other: give one")
+                }
+                verbosityFlag = (argument, wanted)
+                options.verbosity = wanted
             case "--run":
                 let first = try cursor.value(for: argument)
                 options.runCommand = first == "--" ? cursor.rest() : [first]
@@ -39,7 +46,7 @@ enum WatchArguments {
             case "--":
                 throw UsageError("unexpected '--' (the run command goes after --run: --run -- CMD ARGS…)")
             default:
-                throw UsageError("\(command.map { $0 + ": " } ?? "")unknown option '\(argument)' \(seeHelp)")
+                throw UsageError("\(command.map { $0 + ": " } ?? "")unknown option \(Parse.quoted(argument)) \(seeHelp)")
             }
         }
         return options

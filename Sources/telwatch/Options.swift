@@ -75,7 +75,7 @@ enum Parse {
     /// `--bus system|session|ADDRESS`.
     static func bus(_ text: String) throws -> BusAddress {
         guard let bus = BusAddress(text) else {
-            throw UsageError("--bus takes system, session or a D-Bus address such as unix:path=/run/bus, not '\(text)'")
+            throw UsageError("--bus takes system, session or a D-Bus address such as unix:path=/run/bus, not \(Parse.quoted(text))")
         }
         return bus
     }
@@ -123,7 +123,22 @@ struct ArgumentCursor {
 }
 
 extension Parse {
-    static func seconds(_ text: String, for option: String, allowZero: Bool = false) throws -> Double {
+    /// Bad input quoted in an error: at most `limit` bytes of it, so a megabyte line is not echoed.
+    static func quoted(_ text: String, limit: Int = 100) -> String {
+        guard text.utf8.count > limit else { return "'" + text + "'" }
+        return "'" + String(decoding: text.utf8.prefix(limit), as: UTF8.self) + "…' (\(text.utf8.count) bytes)"
+    }
+
+    /// The shortest each duration may be, and why: below it a setting does nothing useful and can
+    /// only flood (a heartbeat every microsecond) or defeat itself (a lease that ends every run
+    /// before its lock is taken).
+    static let durationFloors: [String: (seconds: Double, text: String)] = [
+        "lease": (10, "10s"), "heartbeat": (1, "1s"), "hook-timeout": (0.1, "100ms"), "stop-grace": (0, "0"),
+        "resume-grace": (1, "1s"),
+    ]
+
+    static func seconds(_ text: String, for option: String) throws -> Double {
+        let floor = durationFloors[String(option.dropFirst(2))] ?? (0.001, "1ms")
         var number = text
         var scale = 1.0
         for (suffix, factor) in [("ms", 0.001), ("s", 1.0), ("m", 60.0), ("h", 3600.0)] where number.hasSuffix(suffix) {
@@ -131,18 +146,28 @@ extension Parse {
             scale = factor
             break
         }
-        guard let value = Double(number), value.isFinite, value > 0 || (allowZero && value == 0),
-              value * scale <= 366 * 86_400 else {
-            throw UsageError("\(option) takes a duration up to a year, such as 30, 90s, 5m or 1h, not '\(text)'")
+        guard let value = Double(number), value.isFinite, value * scale >= floor.seconds,
+              value > 0 || floor.seconds == 0, value * scale <= 366 * 86_400 else {
+            throw UsageError("\(option) takes a duration from \(floor.text) up to a year, such as 30, 90s, 5m or 1h, "
+                             + "not \(quoted(text))")
         }
         return value * scale
+    }
+
+    /// A directory given by path: never empty, and absolute where a daemon's working directory
+    /// would otherwise decide where it lands.
+    static func directory(_ text: String, for option: String, absolute: Bool) throws -> String {
+        guard !text.isEmpty, !absolute || text.hasPrefix("/") else {
+            throw UsageError("\(option) takes \(absolute ? "an absolute" : "a") directory path, not \(quoted(text))")
+        }
+        return text
     }
 
     static func bool(_ text: String, for option: String) throws -> Bool {
         switch text.lowercased() {
         case "1", "true", "yes", "on": return true
         case "0", "false", "no", "off": return false
-        default: throw UsageError("\(option) takes true or false, not '\(text)'")
+        default: throw UsageError("\(option) takes true or false, not \(Parse.quoted(text))")
         }
     }
 
@@ -159,7 +184,7 @@ extension Parse {
                                   "handle-hibernate-key", "handle-lid-switch", "handle-reboot-key"]
         guard !parts.isEmpty, parts.allSatisfy(known.contains) else {
             throw UsageError("--inhibit takes WHAT[:MODE] (WHAT from \(known.sorted().joined(separator: ", ")); "
-                             + "MODE block or delay) or none, not '\(text)'")
+                             + "MODE block or delay) or none, not \(Parse.quoted(text))")
         }
         return (parts.joined(separator: ":"), mode)
     }
@@ -172,19 +197,19 @@ extension WatchOptions {
         switch name {
         case "backend":
             guard let backend = BackendSelection(rawValue: value) else {
-                throw UsageError("--backend takes auto, modemmanager or ofono, not '\(value)'")
+                throw UsageError("--backend takes auto, modemmanager or ofono, not \(Parse.quoted(value))")
             }
             self.backend = backend
         case "bus": bus = try Parse.bus(value)
         case "json": json = try Parse.bool(value, for: option)
         case "inhibit": (inhibitWhat, inhibitMode) = try Parse.inhibit(value)
-        case "hooks": hooksDirectory = value
+        case "hooks": hooksDirectory = try Parse.directory(value, for: option, absolute: false)
         case _ where name.hasPrefix("hook."):
             let event = String(name.dropFirst(5))
             let known = ["incoming", "dialing", "connected", "disconnected", "missed", "updated",
                          "run-started", "run-stopped", "run-expired"]
             guard known.contains(event) else {
-                throw UsageError("unknown hook event '\(event)' (one of \(known.joined(separator: ", ")))")
+                throw UsageError("unknown hook event \(Parse.quoted(event)) (one of \(known.joined(separator: ", ")))")
             }
             let argv = value.split(separator: " ").map(String.init)
             guard !argv.isEmpty else { throw UsageError("\(name) needs a command") }
@@ -194,9 +219,9 @@ extension WatchOptions {
         case "lease": lease = value == "none" ? nil : try Parse.seconds(value, for: option)
         case "heartbeat": heartbeat = value == "none" ? nil : try Parse.seconds(value, for: option)
         case "hook-timeout": hookTimeout = try Parse.seconds(value, for: option)
-        case "stop-grace": stopGrace = try Parse.seconds(value, for: option, allowZero: true)
+        case "stop-grace": stopGrace = try Parse.seconds(value, for: option)
         case "redact-numbers": redactNumbers = try Parse.bool(value, for: option)
-        case "state-dir": stateDirectory = value
+        case "state-dir": stateDirectory = try Parse.directory(value, for: option, absolute: true)
         case "wakelock": wakelock = try Parse.bool(value, for: option)
         case "sleep-delay-lock": sleepDelayLock = try Parse.bool(value, for: option)
         case "resume-grace": resumeGrace = value == "none" ? nil : try Parse.seconds(value, for: option)
@@ -210,9 +235,9 @@ extension WatchOptions {
             case "quiet": verbosity = .quiet
             case "normal": verbosity = .normal
             case "verbose": verbosity = .verbose
-            default: throw UsageError("verbosity takes quiet, normal or verbose, not '\(value)'")
+            default: throw UsageError("verbosity takes quiet, normal or verbose, not \(Parse.quoted(value))")
             }
-        default: throw UsageError("unknown setting '\(name)'")
+        default: throw UsageError("unknown setting \(Parse.quoted(name))")
         }
     }
 
@@ -224,14 +249,22 @@ extension WatchOptions {
         }
         // "\r\n" is one Character in Swift: a file with CRLF line ends is split on it too.
         let lines = text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" }
+        // A setting given twice is a mistake (which one did the user mean?), except hooks, of which
+        // an event may have several.
+        var firstLine: [String: Int] = [:]
         for (index, rawLine) in lines.enumerated() {
             let line = rawLine.trimmingSpaces()
             if line.isEmpty || line.hasPrefix("#") { continue }
             guard let equals = line.firstIndex(of: "=") else {
-                throw UsageError("\(path):\(index + 1): expected KEY = VALUE, got '\(line)'")
+                throw UsageError("\(path):\(index + 1): expected KEY = VALUE, got \(Parse.quoted(line))")
             }
             let key = String(line[..<equals]).trimmingSpaces()
             let value = String(line[line.index(after: equals)...]).trimmingSpaces()
+            let setting = ["quiet", "verbose"].contains(key) ? "verbosity" : key
+            if !key.hasPrefix("hook."), let first = firstLine[setting] {
+                throw UsageError("\(path):\(index + 1): \(Parse.quoted(key)) is already set on line \(first)")
+            }
+            firstLine[setting] = index + 1
             do { try set(key, value) } catch let error as UsageError {
                 throw UsageError("\(path):\(index + 1): \(error.description)")
             }
