@@ -109,7 +109,8 @@ public struct HookOutcome: Sendable {
 /// `maxQueued` waiting hooks a new one is dropped and reported (`.dropped`).
 /// Dropping the runner kills every hook still running (its whole process group) and reaps it.
 public final class HookRunner {
-    public let settings: HookSettings
+    /// Changes apply to hooks that start after them (a reloaded configuration).
+    public var settings: HookSettings
     /// Every finished invocation, successful or not.
     public var onOutcome: (HookOutcome) -> Void = { _ in }
 

@@ -114,6 +114,9 @@ enum Help {
       --quiet | --verbose                less or more on stdout and stderr
       --config FILE                      KEY = VALUE settings (the long option names); flags win
     DURATION: seconds, or with a unit: 90s, 5m, 1h.
+    signals: SIGINT/SIGTERM stop (the run ends, the lock is released); SIGHUP reloads the
+             configuration (hooks, verbosity, redaction at once; the rest at the next start);
+             SIGUSR1 prints a stats line.
 
     exit status: 0 stopped by SIGINT/SIGTERM or done; 1 failure; 2 bad usage or config;
                  3 the bus is unreachable or was lost (restart me); 4 doctor found problems

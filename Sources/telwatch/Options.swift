@@ -51,6 +51,31 @@ struct WatchOptions {
     var resumeGrace: Double?
 }
 
+extension WatchOptions {
+    /// The settings that differ in `new` and that a running telwatch cannot change: they shape
+    /// the bus, the backends, the output format or the run.
+    func settingsNeedingARestart(comparedWith new: WatchOptions) -> [String] {
+        var changed: [String] = []
+        func compare<T: Equatable>(_ name: String, _ path: KeyPath<WatchOptions, T>) {
+            if self[keyPath: path] != new[keyPath: path] { changed.append(name) }
+        }
+        compare("backend", \.backend)
+        compare("bus", \.bus)
+        compare("json", \.json)
+        compare("inhibit", \.inhibitWhat)
+        compare("inhibit", \.inhibitMode)
+        compare("run", \.runCommand)
+        compare("lease", \.lease)
+        compare("heartbeat", \.heartbeat)
+        compare("stop-grace", \.stopGrace)
+        compare("state-dir", \.stateDirectory)
+        compare("wakelock", \.wakelock)
+        compare("sleep-delay-lock", \.sleepDelayLock)
+        compare("resume-grace", \.resumeGrace)
+        return changed.reduce(into: []) { if !$0.contains($1) { $0.append($1) } }
+    }
+}
+
 /// A loop and a connection to the chosen bus: what every command that talks to a bus starts with.
 struct BusSession {
     let loop: EventLoop

@@ -2,13 +2,15 @@ import DBus
 
 /// `telwatch watch`: the daemon. Runs until SIGINT/SIGTERM (exit 0) or a lost bus (exit 3).
 enum WatchCommand {
-    static func run(_ options: WatchOptions) -> Int32 {
+    /// `reload` parses the options again, for SIGHUP (nil: `--help`, which cannot happen twice).
+    static func run(_ options: WatchOptions, reload: @escaping () throws -> WatchOptions? = { nil }) -> Int32 {
         guard let bus = BusSession.open(options.bus) else { return ExitStatus.busUnavailable }
         let (loop, connection) = (bus.loop, bus.connection)
         defer { connection.close() }
         do {
             let session = try WatchSession(options: options, loop: loop, connection: connection, output: LineWriter(fd: 1))
             session.onFinished = { loop.stop() }
+            session.reloadOptions = reload
             if options.verbosity == .verbose {
                 session.onReady = { warn("ready: following \(options.backend.rawValue) on the \(options.bus) bus") }
             }

@@ -19,6 +19,11 @@ final class WatchSession {
     /// (docs/modem-stacks.md §8).
     let lockConnection: Connection
     private let pipeline: EventPipeline
+    private let warnings: WarningSink
+    private let stream: OutputSink
+    private let hooks: HookRunner
+    /// Parses the options again (SIGHUP); nil when they cannot be read again.
+    var reloadOptions: () throws -> WatchOptions? = { nil }
     private var monitor: CallMonitor!
     private var runs: BGRunManager?
     private var sleep: SleepCoordinator?
@@ -44,35 +49,34 @@ final class WatchSession {
         var liveCalls: () -> Int = { 0 }
         pipeline = EventPipeline(liveCalls: { liveCalls() })
 
-        pipeline.append(WarningSink(verbosity: options.verbosity))
-        let stream = OutputSink(output: output, json: options.json, verbosity: options.verbosity,
-                                schema: EventSchema(redactNumbers: options.redactNumbers))
-        // The reader is gone (`telwatch | head`): stop once this event has been delivered.
-        stream.onBroken = { [weak self] in self?.loop.soon { self?.stop(status: ExitStatus.success) } }
+        warnings = WarningSink(verbosity: options.verbosity)
+        pipeline.append(warnings)
+        stream = OutputSink(output: output, json: options.json, verbosity: options.verbosity,
+                            schema: EventSchema(redactNumbers: options.redactNumbers))
         pipeline.append(stream)
 
-        var hooks: HookRunner?
-        if options.hooksDirectory != nil || !options.hookCommands.isEmpty {
-            // Hooks write to telwatch's stderr: stdout belongs to the event stream (`| jq`).
-            let runner = HookRunner(loop: loop, settings: HookSettings(
-                directory: options.hooksDirectory, commands: options.hookCommands, timeout: options.hookTimeout,
-                stdout: .fd(2), stderr: .fd(2), coalescedEvents: ["updated"]))
-            runner.onOutcome = { [weak self] outcome in self?.pipeline.send(.hook(outcome)) }
-            hooks = runner
-        }
+        // Always there, even with no hook configured (it costs nothing then), so that a reloaded
+        // configuration can add some. Hooks write to telwatch's stderr: stdout belongs to the
+        // event stream (`| jq`).
+        hooks = HookRunner(loop: loop, settings: HookSettings(
+            directory: options.hooksDirectory, commands: options.hookCommands, timeout: options.hookTimeout,
+            stdout: .fd(2), stderr: .fd(2), coalescedEvents: ["updated"]))
         // A run left open by a killed predecessor is reported (and its hooks run) as the run
         // manager starts: the sinks that show it are already in place.
         runs = try BGRunManager(loop: loop, lockBus: lockConnection, configuration: runConfiguration(),
                                 hooks: hooks) { [weak self] event in self?.pipeline.send(.run(event)) }
         let telManager = TelManager(runs: runs)
         pipeline.append(telManager)
-        if let hooks { pipeline.append(CallHookSink(hooks: hooks, runs: telManager)) }
+        pipeline.append(CallHookSink(hooks: hooks, runs: telManager))
 
         let monitor = CallMonitor(connection: connection, backends: options.backend, onEvents: { [weak self] events in
             self?.pipeline.send(.calls(events, time: wallClockNow()))
         }, onNotice: { [weak self] notice in self?.noticed(notice) })
         self.monitor = monitor
         liveCalls = { [unowned monitor] in monitor.liveCallCount }
+        hooks.onOutcome = { [weak self] outcome in self?.pipeline.send(.hook(outcome)) }
+        // The reader is gone (`telwatch | head`): stop once this event has been delivered.
+        stream.onBroken = { [weak self] in self?.loop.soon { self?.stop(status: ExitStatus.success) } }
     }
 
     private func runConfiguration() -> RunConfiguration {
@@ -92,9 +96,13 @@ final class WatchSession {
 
     /// Follows the stacks until SIGINT/SIGTERM, a lost bus, or a closed stdout.
     func start() throws {
-        signalSource = try loop.signals([SIGINT, SIGTERM, SIGUSR1]) { [weak self] signal in
+        signalSource = try loop.signals([SIGINT, SIGTERM, SIGUSR1, SIGHUP]) { [weak self] signal in
             guard let self else { return }
-            if signal == SIGUSR1 { self.sendStats(.stats) } else { self.stop(status: ExitStatus.success) }
+            switch signal {
+            case SIGUSR1: self.sendStats(.stats)
+            case SIGHUP: self.reload()
+            default: self.stop(status: ExitStatus.success)
+            }
         }
         for bus in [connection, lockConnection] {
             bus.onDisconnect = { [weak self] in
@@ -129,6 +137,31 @@ final class WatchSession {
             self.sendStats(.exit)
             self.signalSource?.cancel()
             self.onFinished?()
+        }
+    }
+
+    /// SIGHUP, the daemon convention: the config file is read again and what can change while
+    /// running does (hooks, their timeout, verbosity, redaction); the live run goes on untouched.
+    /// A setting that shapes the run or the bus waits for the next start, and says so. A config
+    /// file that no longer parses changes nothing.
+    private func reload() {
+        let new: WatchOptions
+        do {
+            guard let parsed = try reloadOptions() else { return warn("SIGHUP: nothing to reload") }
+            new = parsed
+        } catch {
+            return warn("SIGHUP: the configuration was not reloaded, nothing changed: \(error)")
+        }
+        hooks.settings.directory = new.hooksDirectory
+        hooks.settings.commands = new.hookCommands
+        hooks.settings.timeout = new.hookTimeout
+        warnings.verbosity = new.verbosity
+        stream.verbosity = new.verbosity
+        stream.schema = EventSchema(redactNumbers: new.redactNumbers)
+        let waiting = options.settingsNeedingARestart(comparedWith: new)
+        if new.verbosity != .quiet {
+            warn("reloaded the configuration" + (waiting.isEmpty ? ""
+                : "; these take effect at the next start: " + waiting.joined(separator: ", ")))
         }
     }
 

@@ -8,7 +8,9 @@ signal(SIGPIPE, SIG_IGN)
 
 func runWatch(_ arguments: [String]) -> Int32 {
     switch WatchArguments.parseOrExit(arguments, help: Help.main) {
-    case .success(let options): return WatchCommand.run(options)
+    case .success(let options):
+        // SIGHUP reads the same arguments (and so the config file) again.
+        return WatchCommand.run(options) { try WatchArguments.parse(arguments) }
     case .failure(let exit): return exit.status
     }
 }

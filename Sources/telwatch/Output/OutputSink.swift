@@ -7,9 +7,12 @@ import Pipeline
 final class OutputSink: EventSink {
     private let output: LineWriter
     private let json: Bool
-    private let verbosity: WatchOptions.Verbosity
-    private let schema: EventSchema
-    private let callFormat: CallEventFormat
+    /// What is shown, and whether numbers are redacted, change with a reloaded configuration.
+    var verbosity: WatchOptions.Verbosity
+    var schema: EventSchema {
+        didSet { callFormat = CallEventFormat(schema: schema) }
+    }
+    private var callFormat: CallEventFormat
     /// The reader went away (`telwatch | head`): the session should stop.
     var onBroken: () -> Void = {}
 
@@ -91,7 +94,7 @@ final class OutputSink: EventSink {
 /// Problems on stderr, whatever the output format: the warnings among run, sleep and backend
 /// events (their own `isWarning` decides), and hooks that failed (all hooks with `--verbose`).
 final class WarningSink: EventSink {
-    private let verbosity: WatchOptions.Verbosity
+    var verbosity: WatchOptions.Verbosity
 
     init(verbosity: WatchOptions.Verbosity) {
         self.verbosity = verbosity
