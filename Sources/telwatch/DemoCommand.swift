@@ -94,16 +94,29 @@ enum DemoCommand {
                 // The story is told: stop once telwatch has seen the last call end (at most 3 s on).
                 guard finishing == nil else { return }
                 let idleAt = monotonicNow()
-                finishing = try? loop.timer {
-                    guard (session.liveCalls.isEmpty && !session.isRunHeld) || monotonicNow() - idleAt > 3 else { return }
-                    finishing?.cancel()
-                    session.stop(status: player.failure == nil ? ExitStatus.success : ExitStatus.failure)
+                let status = player.failure == nil ? ExitStatus.success : ExitStatus.failure
+                do {
+                    finishing = try loop.timer {
+                        guard (session.liveCalls.isEmpty && !session.isRunHeld) || monotonicNow() - idleAt > 3 else {
+                            return
+                        }
+                        finishing?.cancel()
+                        session.stop(status: status)
+                    }
+                    finishing?.schedule(after: 0.1, repeating: 0.1)
+                } catch {
+                    warn("demo: no timer to wait for the last call with (\(error)); stopping now")
+                    session.stop(status: status)
                 }
-                finishing?.schedule(after: 0.1, repeating: 0.1)
             }
             session.onReady = {
                 narrate("telwatch is following a simulated ModemManager on a private bus")
-                player.enqueue((try? SimulatorCommand.parse(story)) ?? [])
+                do {
+                    player.enqueue(try SimulatorCommand.parse(story))
+                } catch {
+                    warn("demo: the built-in story does not parse: \(error)")
+                    session.stop(status: ExitStatus.failure)
+                }
             }
             session.onFinished = { loop.stop() }
             try session.start()
