@@ -409,11 +409,11 @@ final class ServiceLink {
 /// be asked without end:
 /// - at most `maxInFlight` calls are out at once, and at most `budget` counted at the bus
 ///   (out, or timed out here and not answered yet);
-/// - a call that times out opens the breaker: from then on one call at a time probes the owner,
-///   until it answers anything again (an answer, or a late answer to a timed-out call);
-/// - a new call's first read (`.ring`) goes before everything else, newest first, and one that
-///   arrives while the breaker is open is sent at once while the budget allows: a real ring never
-///   waits behind reads that will never be answered;
+/// - while any call has timed out and not been answered (the breaker is open), one call at a
+///   time probes the owner, and only while `reserve` places of the budget stay free;
+/// - a new call's first read (`.ring`) goes before everything else, newest first, and while it is
+///   fresh it is sent at once, past the open breaker and into the reserve: a real ring never waits
+///   behind reads that will never be answered, however many of those there are;
 /// - a late answer still reaches the caller (`late`), and frees its place in the budget;
 /// - at most `maxWaiting` calls wait; past that the oldest is refused.
 final class MethodCallQueue {
@@ -426,9 +426,12 @@ final class MethodCallQueue {
 
     static let maxInFlight = 32
     static let budget = 64
+    /// Places of the budget only fresh ring reads may take.
+    static let reserve = 16
     static let maxWaiting = 256
-    /// A ring read this young is sent past the open breaker.
+    /// A ring read this young is sent past the open breaker, up to `freshPastBreaker` at once.
     static let fresh = 1.0
+    static let freshPastBreaker = 4
 
     private struct WaitingCall {
         let message: Message
@@ -446,8 +449,8 @@ final class MethodCallQueue {
     private var unanswered: Set<UInt32> = []
     private var nextCall: UInt64 = 0
     private var epoch: UInt64 = 0
-    /// The owner let a call time out and has not answered anything since.
-    private(set) var isBreakerOpen = false
+    /// Some call timed out and its answer has not come: the owner may not answer at all.
+    var isBreakerOpen: Bool { !unanswered.isEmpty }
 
     init(connection: Connection) {
         self.connection = connection
@@ -504,13 +507,17 @@ final class MethodCallQueue {
         for call in pending.values { call.cancel() }
         for serial in unanswered { connection.forgetLateReply(to: serial) }
         unanswered.removeAll()
-        isBreakerOpen = false
     }
 
     private func canSend(_ call: WaitingCall, ring isRing: Bool) -> Bool {
         guard counted < MethodCallQueue.budget else { return false }
-        if !isBreakerOpen { return inFlight.count < MethodCallQueue.maxInFlight }
-        return inFlight.isEmpty || (isRing && monotonicNow() - call.queued < MethodCallQueue.fresh)
+        if isBreakerOpen, isRing, monotonicNow() - call.queued < MethodCallQueue.fresh {
+            // Into the reserve, past the probe, a few at a time: a stream of new calls that are
+            // never answered takes the reserve slowly, a real ring gets through at once.
+            return inFlight.count < 1 + MethodCallQueue.freshPastBreaker
+        }
+        guard counted < MethodCallQueue.budget - MethodCallQueue.reserve else { return false }
+        return isBreakerOpen ? inFlight.isEmpty : inFlight.count < MethodCallQueue.maxInFlight
     }
 
     private func sendWaiting() {
@@ -523,11 +530,7 @@ final class MethodCallQueue {
             var serial: UInt32 = 0
             let pending = connection.call(next.message, timeout: next.timeout) { [weak self] result in
                 guard let self, self.inFlight.removeValue(forKey: token) != nil else { return }
-                switch result {
-                case .failure(.timedOut): self.timedOut(serial, late: next.late)
-                case .success, .failure(.remote): self.isBreakerOpen = false
-                case .failure: break
-                }
+                if case .failure(.timedOut) = result { self.timedOut(serial, late: next.late) }
                 next.reply(result)
                 self.sendWaiting()
             }
@@ -543,13 +546,11 @@ final class MethodCallQueue {
 
     /// The bus still counts the call; the owner is not answering.
     private func timedOut(_ serial: UInt32, late: ((Result<Message, DBusError>) -> Void)?) {
-        isBreakerOpen = true
         unanswered.insert(serial)
         let epoch = self.epoch
         connection.awaitLateReply(toSerial: serial) { [weak self] message in
             guard let self, self.epoch == epoch else { return }
             self.unanswered.remove(serial)
-            self.isBreakerOpen = false
             late?(message.asError.map { .failure($0) } ?? .success(message))
             self.sendWaiting()
         }

@@ -209,10 +209,11 @@ public enum TrackerEvent: Sendable, Equatable {
     /// The last live call ended (aggregate edge: live-call count 1 → 0).
     case idle(CallSnapshot)
     /// A new call object whose state is still being read: a live call by the stack's account.
-    /// Its first `transition` follows once it is read, or `withdrawn` if it never becomes one.
-    case announced(CallKey)
+    /// `id` is the call's id from now on: its first `transition` carries it once the call is
+    /// read, or `withdrawn` if it never becomes a call.
+    case announced(CallKey, id: String)
     /// An announced call object went (deleted, unreadable, its stack gone) without becoming a call.
-    case withdrawn(CallKey)
+    case withdrawn(CallKey, id: String)
 
     /// The call the event is about; nil for an announcement, which has no snapshot yet.
     public var call: CallSnapshot? {

@@ -64,9 +64,12 @@ public struct CallTracker {
     private var ended: RecentMemory<String>
     /// Keys that appeared without a known live phase.
     private var pending: RecentMemory<Pending>
-    /// New call objects announced before their state is known (value: modem): each is a live
-    /// call by the stack's own account, so it holds the run until it becomes a call or goes.
-    private var announced: RecentMemory<String>
+    /// New call objects announced before their state is known: each is a live call by the
+    /// stack's own account, so it holds the run until it becomes a call or goes. Its id is given
+    /// at the announcement and kept when the call becomes known.
+    private var announced: RecentMemory<(modem: String, id: String)>
+    /// The id of the announced call the event being applied is about, for `start` to take.
+    private var announcedID: String?
 
     public init(makeID: @escaping () -> String = CallID.random) {
         self.init(makeID: makeID, endedMemory: CallTracker.defaultEndedMemory)
@@ -114,15 +117,23 @@ public struct CallTracker {
         var lastEnded: CallSnapshot?
         // Whatever else an event says of an announced key, the announcement is over: the call
         // is known now (its first transition takes over), or it is gone.
-        var unannounced: [CallKey] = []
-        if let key = event.key, announced.remove(key) != nil { unannounced.append(key) }
+        var unannounced: [(key: CallKey, id: String)] = []
+        if let key = event.key, let earlier = announced.remove(key) {
+            unannounced.append((key, earlier.id))
+            announcedID = earlier.id
+        }
+        defer { announcedID = nil }
 
         switch event {
         case let .callAnnounced(key, modem):
-            unannounced.removeAll()
-            if live[key] == nil, !ended.contains(key) {
-                out.append(.announced(key))
-                for evicted in announced.insert(key, modem) { out.append(.withdrawn(evicted)) }
+            if let earlier = unannounced.popLast() {
+                announced.insert(key, (modem, earlier.id))
+            } else if live[key] == nil, !ended.contains(key) {
+                let id = makeID()
+                out.append(.announced(key, id: id))
+                for evicted in announced.insert(key, (modem, id)) {
+                    out.append(.withdrawn(evicted.key, id: evicted.value.id))
+                }
             }
 
         case let .callAppeared(key, modem, observation, initial):
@@ -181,7 +192,7 @@ public struct CallTracker {
         case let .backendLost(backend):
             ended.removeAll { key, _ in key.backend == backend }
             pending.removeAll { key, _ in key.backend == backend }
-            unannounced += announced.removeAll { key, _ in key.backend == backend }
+            unannounced += announced.removeAll { key, _ in key.backend == backend }.map { ($0.key, $0.value.id) }
             for key in liveKeysInOrder(where: { $0.key.backend == backend }) {
                 lastEnded = finish(key, reason: "backend-lost", time: time, out: &out)
             }
@@ -189,7 +200,8 @@ public struct CallTracker {
         case let .modemRemoved(backend, modem):
             ended.removeAll { key, callModem in key.backend == backend && callModem == modem }
             pending.removeAll { key, waiting in key.backend == backend && waiting.modem == modem }
-            unannounced += announced.removeAll { key, callModem in key.backend == backend && callModem == modem }
+            unannounced += announced.removeAll { key, entry in key.backend == backend && entry.modem == modem }
+                .map { ($0.key, $0.value.id) }
             for key in liveKeysInOrder(where: { $0.key.backend == backend && $0.modem == modem }) {
                 lastEnded = finish(key, reason: "modem-removed", time: time, out: &out)
             }
@@ -198,7 +210,7 @@ public struct CallTracker {
             return reconcile(found, at: time).map(\.flaggedResumed)
         }
 
-        for key in unannounced where live[key] == nil { out.append(.withdrawn(key)) }
+        for (key, id) in unannounced where live[key] == nil { out.append(.withdrawn(key, id: id)) }
         if liveBefore == 0, !live.isEmpty, let started {
             out.append(.busy(started))
         } else if liveBefore > 0, live.isEmpty, let lastEnded {
@@ -307,7 +319,7 @@ public struct CallTracker {
             }
         }
         let snapshot = CallSnapshot(
-            id: makeID(),
+            id: announcedID.take() ?? makeID(),
             key: key,
             modem: modem,
             direction: direction,
@@ -408,21 +420,20 @@ struct RecentMemory<Value> {
 
     func contains(_ key: CallKey) -> Bool { entries[key] != nil }
 
-    /// Returns the keys that fell out of the memory to make room.
+    /// Returns the entries that fell out of the memory to make room.
     @discardableResult
-    mutating func insert(_ key: CallKey, _ value: Value) -> [CallKey] {
-        guard limit > 0 else { return [key] }
+    mutating func insert(_ key: CallKey, _ value: Value) -> [(key: CallKey, value: Value)] {
+        guard limit > 0 else { return [(key, value)] }
         let stamp = nextStamp
         nextStamp &+= 1
         entries[key] = (stamp, value)
         order.append((key, stamp))
-        var evicted: [CallKey] = []
+        var evicted: [(key: CallKey, value: Value)] = []
         while entries.count > limit, head < order.count {
             let oldest = order[head]
             head += 1
-            if entries[oldest.key]?.stamp == oldest.stamp {
-                entries.removeValue(forKey: oldest.key)
-                evicted.append(oldest.key)
+            if entries[oldest.key]?.stamp == oldest.stamp, let gone = entries.removeValue(forKey: oldest.key) {
+                evicted.append((oldest.key, gone.value))
             }
         }
         compactIfNeeded()
@@ -431,9 +442,9 @@ struct RecentMemory<Value> {
 
     /// The entries that match, removed.
     @discardableResult
-    mutating func removeAll(where match: (CallKey, Value) -> Bool) -> [CallKey] {
-        let matching = entries.filter { match($0.key, $0.value.value) }.map(\.key)
-        for key in matching { entries.removeValue(forKey: key) }
+    mutating func removeAll(where match: (CallKey, Value) -> Bool) -> [(key: CallKey, value: Value)] {
+        let matching = entries.filter { match($0.key, $0.value.value) }.map { ($0.key, $0.value.value) }
+        for (key, _) in matching { entries.removeValue(forKey: key) }
         compactIfNeeded()
         return matching
     }
@@ -482,5 +493,13 @@ extension TrackerEvent {
         case .idle(var call): call.resumed = true; return .idle(call)
         case .announced, .withdrawn: return self
         }
+    }
+}
+
+extension Optional {
+    /// The value, leaving nil behind: a one-time handover.
+    mutating func take() -> Wrapped? {
+        defer { self = nil }
+        return self
     }
 }

@@ -447,7 +447,7 @@ public final class ModemManagerBackend: LinkedBackend {
                 return
             }
             // New, or a terminated call's path used again: a new call either way.
-            fetch(path, modem: modem, initial: false, queued: [], round: nil)
+            fetch(path, modem: modem, initial: false, queued: [], round: nil, announce: true)
         case "CallDeleted":
             guard let object = try? message.decode(ObjectPath.self) else { return output.malformed(message) }
             let path = object.rawValue

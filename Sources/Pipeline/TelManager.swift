@@ -39,17 +39,15 @@ public final class TelManager: EventSink {
         endedInBatch.removeAll()
         for event in events {
             switch event {
-            case .announced(let key):
-                // The lock is taken on the stack's word that a call exists, before its state is read.
-                runs?.join(TelManager.holder(announced: key), reason: "announced")
-            case .withdrawn(let key):
-                runs?.leave(TelManager.holder(announced: key))
-            case .transition(let call, let previous):
-                if previous == nil, let runs, runs.holders.contains(TelManager.holder(announced: call.key)) {
-                    // The announced call is known now: it holds the run itself, with no gap.
-                    if call.state != .disconnected { runs.join(call.id, reason: call.state.rawValue) }
-                    runs.leave(TelManager.holder(announced: call.key))
-                }
+            case .announced(_, let id):
+                // The lock is taken on the stack's word that a call exists, before its state is
+                // read; the call keeps its id, and so its hold, once it is.
+                runs?.join(id, reason: TelManager.newCallReason)
+                runOfCall[id] = runs?.run?.id ?? ""
+            case .withdrawn(_, let id):
+                runs?.leave(id)
+                runOfCall.removeValue(forKey: id)
+            case .transition(let call, _):
                 if call.state == .disconnected {
                     // The run the call belonged to, also when its leaving ends that run.
                     runOfCall[call.id] = runs?.run?.id ?? ""
@@ -80,10 +78,8 @@ public final class TelManager: EventSink {
         }
     }
 
-    /// The run holder of a call object announced but not read yet.
-    static func holder(announced key: CallKey) -> String {
-        "announced:" + key.backend.rawValue + ":" + key.path
-    }
+    /// Why a run started when its first call was announced before its state was known.
+    public static let newCallReason = "new-call"
 
     /// The live run ends (reason `shutdown`); `done` runs once its command and every hook have
     /// finished (bounded, see `BGRunManager.shutdown`).

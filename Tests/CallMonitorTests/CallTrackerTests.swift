@@ -52,8 +52,8 @@ private func describe(_ events: [TrackerEvent]) -> [String] {
         case let .missed(s): return "\(s.id) missed"
         case let .busy(s): return "busy \(s.id)"
         case let .idle(s): return "idle \(s.id)"
-        case let .announced(key): return "announced \(key.path)"
-        case let .withdrawn(key): return "withdrawn \(key.path)"
+        case let .announced(key, id): return "\(id) announced \(key.path)"
+        case let .withdrawn(key, id): return "\(id) withdrawn \(key.path)"
         }
     }
 }

@@ -200,8 +200,8 @@ class MonitorTestCase: XCTestCase {
         case let .missed(call): return "\(label(call)) missed"
         case let .busy(call): return "busy \(label(call))"
         case let .idle(call): return "idle \(label(call))"
-        case let .announced(key): return "announced \(key.path)"
-        case let .withdrawn(key): return "withdrawn \(key.path)"
+        case let .announced(key, id): return "\(id) announced \(key.path)"
+        case let .withdrawn(key, id): return "\(id) withdrawn \(key.path)"
         }
     }
 

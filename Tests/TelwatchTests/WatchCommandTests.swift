@@ -14,6 +14,9 @@ final class WatchCommandTests: CommandTestCase {
         try startModemManager()
         let watch = try startWatch()
         let call = try ring("+15551234")
+        // ModemManager announces a call on CallAdded: the run starts before its state is read.
+        let started = try XCTUnwrap(nextEvent(watch, "run-started"))
+        XCTAssertEqual(started["reason"] as? String, "new-call")
         // The line is read while telwatch keeps running: it was written (and flushed) at once.
         let incoming = try XCTUnwrap(nextEvent(watch, "incoming"))
         XCTAssertTrue(watch.isRunning)
@@ -27,7 +30,7 @@ final class WatchCommandTests: CommandTestCase {
         XCTAssertTrue(incoming["previous"] is NSNull)
         let id = try XCTUnwrap(incoming["call_id"] as? String)
         XCTAssertNotNil(UUID(uuidString: id))
-        XCTAssertNotNil(nextEvent(watch, "run-started"))
+        XCTAssertEqual(started["holder"] as? String, id, "the call holds the run from its announcement on")
 
         try mm(call, "org.freedesktop.ModemManager1.Call", "Accept")
         let connected = try XCTUnwrap(nextEvent(watch, "connected"))
@@ -55,12 +58,12 @@ final class WatchCommandTests: CommandTestCase {
         let watch = try telwatch(["--bus", fixture.address, "--backend", "modemmanager", "--state-dir", stateDirectory])
         XCTAssertNotNil(watch.readLine(timeout: 15) { $0.contains("synced") }, watch.log())
         _ = try ring("+1555\u{1B}[2J\n$(id)")
+        XCTAssertNotNil(watch.readLine(timeout: 10) { $0.contains("run-started") }, "the run starts on CallAdded")
         let line = try XCTUnwrap(watch.readLine(timeout: 10) { $0.contains("incoming") }, watch.log())
         XCTAssertFalse(line.contains("\u{1B}"), "no raw escape reaches the terminal: \(line)")
         XCTAssertTrue(line.contains("+1555\\e[2J\\n$(id)"), line)
         XCTAssertTrue(line.contains("ringing"), line)
         XCTAssertTrue(line.contains("in "), line)
-        XCTAssertNotNil(watch.readLine(timeout: 10) { $0.contains("run-started") })
         watch.signal(SIGINT)
         XCTAssertEqual(watch.wait(timeout: 10), .exited(0))
     }

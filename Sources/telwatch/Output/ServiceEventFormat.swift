@@ -1,5 +1,6 @@
 import BGRunManager
 import CallMonitor
+import Pipeline
 
 /// Run and sleep events and backend notices as text lines for people, and the warnings among
 /// them as stderr lines (programs read the JSON: `EventSchema`). Which events are warnings is
@@ -10,7 +11,8 @@ enum ServiceEventFormat {
         let name = event.name.padded(to: 12)
         switch event.kind {
         case .started(let run):
-            return "\(time) \(name) \(run.id.prefix(8)) for \(run.reason) call \(run.firstHolder.prefix(8))"
+            let call = run.reason == TelManager.newCallReason ? "a new call" : "\(run.reason) call"
+            return "\(time) \(name) \(run.id.prefix(8)) for \(call) \(run.firstHolder.prefix(8))"
         case .stopped(let run, let reason, let duration):
             return "\(time) \(name) \(run.id.prefix(8)) after \(Duration.text(duration)) (\(reason.rawValue))"
         case .expired(let run, let duration):
