@@ -500,6 +500,19 @@ class MiniBus:
 
     def call(self, dest, path, iface, member, *args, timeout=5):
         """Calls with string arguments; returns the reply's values. An error reply raises BenchError."""
+        serial = self.send_call(dest, path, iface, member, *args)
+        return self.wait_reply(serial, member, time.monotonic() + timeout)
+
+    def fileno(self):
+        return self.sock.fileno()
+
+    def buffered(self):
+        """Whether part of a message was already read off the socket (select() would not say so)."""
+        return bool(self.buf)
+
+    def send_call(self, dest, path, iface, member, *args):
+        """Sends a method call with string arguments; returns its serial for wait_reply(). A caller
+        can then select() on fileno() beside its other pipes while the answer is on its way."""
         self.serial += 1
         body = b""
         for a in args:
@@ -528,10 +541,13 @@ class MiniBus:
         header = b"l" + struct.pack("<BBBII", 1, 0, 1, len(body), self.serial) + struct.pack("<I", len(fields))
         msg = self._pad(header + fields, 8) + body
         self.sock.sendall(msg)
-        deadline = time.monotonic() + timeout
+        return self.serial
+
+    def wait_reply(self, serial, member, deadline):
+        """The values of the reply to `serial` (from send_call); an error reply raises BenchError."""
         while True:
             mtype, reply_serial, sig, rbody, err = self._read_message(deadline)
-            if reply_serial != self.serial:
+            if reply_serial != serial:
                 continue   # a signal (NameAcquired) or something else: not ours
             values = _unmarshal(sig, rbody)
             if mtype == 3:

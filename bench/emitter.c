@@ -41,6 +41,13 @@
  *                 ring     a new ringing incoming call (CallAdded); "ring PATH SERIAL SEND_NS"
  *                 hangup   the newest ringing call ends (StateChanged ->7 + PropertiesChanged),
  *                          then CallDeleted; "hangup PATH 0 SEND_NS"
+ *                 stuck N  N new ringing incoming calls (CallAdded each) whose Properties.Get/GetAll
+ *                          is never answered: the method call is received and left without a reply
+ *                          (the bus counts it against the caller until we answer or leave);
+ *                          "stuck N FIRST_PATH LAST_PATH"
+ *                 stuck-reads   "stuck-reads COUNT FIRST_AGE_MS LAST_AGE_MS": reads of stuck calls
+ *                          received so far (none answered), how long ago the first and the latest
+ *                          came (-1 while there is none)
  *                 lifecycles N [SPACING_US [WAIT_FETCH_MS]]   as --mode lifecycles; "sent …"
  *                 storm N  as --mode storm over the --calls calls (--with-properties applies);
  *                          "sent …". The calls end with the storm: a second one sends nothing.
@@ -103,6 +110,7 @@ struct call {
     dbus_bool_t multiparty;
     char number[24];
     int fetched;   /* a Properties.GetAll for it was answered */
+    int stuck;     /* its Properties.Get/GetAll are never answered (interactive "stuck") */
 };
 
 static DBusConnection *conn;
@@ -158,6 +166,7 @@ static long new_call(int modem, dbus_int32_t state, dbus_int32_t reason, dbus_in
     c->direction = direction;
     c->multiparty = FALSE;
     c->fetched = 0;
+    c->stuck = 0;
     snprintf(c->number, sizeof c->number, "+1555%07ld", id % 10000000);
     return id;
 }
@@ -437,6 +446,10 @@ static int object_props(const char *path, const char *iface, DBusMessageIter *di
     return 1;
 }
 
+/* Reads of stuck calls received (and never answered); CLOCK_MONOTONIC ns of the first and the latest. */
+static long stuck_reads;
+static int64_t stuck_first_ns, stuck_last_ns;
+
 static void properties_method(DBusMessage *msg, const char *path, const char *member) {
     DBusError err;
     dbus_error_init(&err);
@@ -456,6 +469,14 @@ static void properties_method(DBusMessage *msg, const char *path, const char *me
     }
     if (modem_of_path(path) < 0 && call_of_path(path) < 0) {
         reply_error(msg, DBUS_ERROR_UNKNOWN_OBJECT, "No such object path '%s'", path);
+        return;
+    }
+    long stuck_id = call_of_path(path);
+    if (stuck_id >= 0 && calls[stuck_id].stuck && strcmp(iface, MM_CALL_IFACE) == 0) {
+        /* A stack that does not answer: no reply at all (libdbus sends none for a handled call). */
+        int64_t now = mono_ns();
+        if (stuck_reads++ == 0) stuck_first_ns = now;
+        stuck_last_ns = now;
         return;
     }
     /* Build the whole dict, then (Get) copy the one entry out. */
@@ -893,6 +914,27 @@ static void interactive(void) {
                 printf("hangup %s 0 %" PRIu64 "\n", path, ns);
                 live = -1;
             }
+        } else if (sscanf(line, "stuck %ld", &a) == 1 && a >= 1) {
+            long first = -1, id = -1;
+            for (long i = 0; i < a && !stop_requested; i++) {
+                id = new_call((int)(i % n_modems), ST_RINGING_IN, RS_INCOMING_NEW, DIR_INCOMING);
+                calls[id].stuck = 1;
+                if (first < 0) first = id;
+                add_call_signal(id, NULL);
+                if ((i & 63) == 63) { /* keep answering meanwhile (nothing queues up on our side) */
+                    dbus_connection_read_write(conn, 0);
+                    dispatch_all();
+                }
+            }
+            char last[96];
+            call_path(first, path, sizeof path);
+            call_path(id, last, sizeof last);
+            printf("stuck %ld %s %s\n", a, path, last);
+        } else if (strcmp(line, "stuck-reads") == 0) {
+            int64_t now = mono_ns();
+            printf("stuck-reads %ld %.3f %.3f\n", stuck_reads,
+                   stuck_reads ? (double)(now - stuck_first_ns) / 1e6 : -1.0,
+                   stuck_reads ? (double)(now - stuck_last_ns) / 1e6 : -1.0);
         } else if (sscanf(line, "lifecycles %ld %ld %ld", &a, &b, &c) >= 1 && a >= 0 && b >= 0 && c >= 0) {
             double t0 = now_mono();
             long sent = lifecycles(a, b, c);
