@@ -408,7 +408,9 @@ final class ServiceLink {
 /// call on that connection (docs/modem-stacks.md §8). So an owner that stops answering must not
 /// be asked without end:
 /// - at most `maxInFlight` calls are out at once, and at most `budget` counted at the bus
-///   (out, or timed out here and not answered yet);
+///   (out, or timed out here and not answered yet), its last `ringReserve` places for fresh ring
+///   reads only: calls the owner never answers keep their places for as long as it lives, and
+///   must not leave a ring none;
 /// - a call that times out opens the breaker: from then on one call at a time probes the owner,
 ///   until it answers anything again (an answer, or a late answer to a timed-out call);
 /// - a new call's first read (`.ring`) goes before everything else, newest first, and one that
@@ -426,6 +428,7 @@ final class MethodCallQueue {
 
     static let maxInFlight = 32
     static let budget = 64
+    static let ringReserve = 16
     static let maxWaiting = 256
     /// A ring read this young is sent past the open breaker.
     static let fresh = 1.0
@@ -508,9 +511,10 @@ final class MethodCallQueue {
     }
 
     private func canSend(_ call: WaitingCall, ring isRing: Bool) -> Bool {
-        guard counted < MethodCallQueue.budget else { return false }
+        let isFresh = isRing && monotonicNow() - call.queued < MethodCallQueue.fresh
+        guard counted < MethodCallQueue.budget - (isFresh ? 0 : MethodCallQueue.ringReserve) else { return false }
         if !isBreakerOpen { return inFlight.count < MethodCallQueue.maxInFlight }
-        return inFlight.isEmpty || (isRing && monotonicNow() - call.queued < MethodCallQueue.fresh)
+        return inFlight.isEmpty || isFresh
     }
 
     private func sendWaiting() {

@@ -15,7 +15,8 @@ final class WatchCommandTests: CommandTestCase {
         let watch = try startWatch()
         let call = try ring("+15551234")
         // The line is read while telwatch keeps running: it was written (and flushed) at once.
-        let incoming = try XCTUnwrap(nextEvent(watch, "incoming"))
+        var seen: [[String: Any]] = []
+        let incoming = try XCTUnwrap(nextEvent(watch, "incoming", seen: &seen))
         XCTAssertTrue(watch.isRunning)
         for key in Self.schema { XCTAssertTrue(incoming.keys.contains(key), "missing \(key) in \(incoming)") }
         XCTAssertEqual(incoming["state"] as? String, "incoming")
@@ -27,7 +28,8 @@ final class WatchCommandTests: CommandTestCase {
         XCTAssertTrue(incoming["previous"] is NSNull)
         let id = try XCTUnwrap(incoming["call_id"] as? String)
         XCTAssertNotNil(UUID(uuidString: id))
-        XCTAssertNotNil(nextEvent(watch, "run-started"))
+        // The CallAdded started the run before the call was read (docs/modem-stacks.md §2.3).
+        XCTAssertEqual(seen.first { $0["event"] as? String == "run-started" }?["reason"] as? String, "announced")
 
         try mm(call, "org.freedesktop.ModemManager1.Call", "Accept")
         let connected = try XCTUnwrap(nextEvent(watch, "connected"))
@@ -55,12 +57,16 @@ final class WatchCommandTests: CommandTestCase {
         let watch = try telwatch(["--bus", fixture.address, "--backend", "modemmanager", "--state-dir", stateDirectory])
         XCTAssertNotNil(watch.readLine(timeout: 15) { $0.contains("synced") }, watch.log())
         _ = try ring("+1555\u{1B}[2J\n$(id)")
-        let line = try XCTUnwrap(watch.readLine(timeout: 10) { $0.contains("incoming") }, watch.log())
+        var before: [String] = []
+        let line = try XCTUnwrap(watch.readLine(timeout: 10, where: { $0.contains("incoming") },
+                                                skipped: { before.append($0) }), watch.log())
         XCTAssertFalse(line.contains("\u{1B}"), "no raw escape reaches the terminal: \(line)")
         XCTAssertTrue(line.contains("+1555\\e[2J\\n$(id)"), line)
         XCTAssertTrue(line.contains("ringing"), line)
         XCTAssertTrue(line.contains("in "), line)
-        XCTAssertNotNil(watch.readLine(timeout: 10) { $0.contains("run-started") })
+        // The CallAdded started the run before the call was read (docs/modem-stacks.md §2.3).
+        XCTAssertTrue(before.contains { $0.contains("run-started") && $0.hasSuffix("for announced call Call/0") },
+                      "\(before)")
         watch.signal(SIGINT)
         XCTAssertEqual(watch.wait(timeout: 10), .exited(0))
     }

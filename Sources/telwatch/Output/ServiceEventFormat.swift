@@ -10,7 +10,7 @@ enum ServiceEventFormat {
         let name = event.name.padded(to: 12)
         switch event.kind {
         case .started(let run):
-            return "\(time) \(name) \(run.id.prefix(8)) for \(run.reason) call \(run.firstHolder.prefix(8))"
+            return "\(time) \(name) \(run.id.prefix(8)) for \(run.reason) call \(holder(run))"
         case .stopped(let run, let reason, let duration):
             return "\(time) \(name) \(run.id.prefix(8)) after \(Duration.text(duration)) (\(reason.rawValue))"
         case .expired(let run, let duration):
@@ -23,6 +23,14 @@ enum ServiceEventFormat {
             let fields = event.fields.map { "\($0.key)=\(fieldText($0.value))" }.joined(separator: " ")
             return "\(time) \(name) \(fields)"
         }
+    }
+
+    /// A call's short id; a call announced before it was read has none yet, so its object's
+    /// path stands in (`announced:modemmanager:/org/freedesktop/ModemManager1/Call/0` → `Call/0`).
+    private static func holder(_ run: RunInfo) -> String {
+        let parts = run.firstHolder.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+        guard run.reason == "announced", parts.count == 3 else { return String(run.firstHolder.prefix(8)) }
+        return TerminalText.field(CallEventFormat.shortModem(String(parts[2])))
     }
 
     /// Events a user sees in text mode at normal verbosity; the rest with --verbose (JSON has all).
