@@ -168,8 +168,6 @@ public final class ModemManagerBackend: LinkedBackend {
         var queue: [ModemManagerCallUpdate]?
         var fetch: UInt64 = 0
         var initial: Bool
-        /// CallDeleted arrived while the fetch was out.
-        var deleted = false
         /// Read by the resync after a resume: what the read finds is `learnedOnResume`.
         var resumed = false
         /// Non-zero while a known call is read again after a resume (its answer is matched by this).
@@ -331,7 +329,7 @@ public final class ModemManagerBackend: LinkedBackend {
     }
 
     private func fetched(_ path: String, token: UInt64, _ result: Result<Message, DBusError>) {
-        guard var record = calls[path], record.fetch == token, let queued = record.queue else { return }
+        guard var record = calls[path], record.fetch == token, record.queue != nil else { return }
         if case .failure(.timedOut) = result, record.ring, !record.overdue {
             // Its answer may still come (a stack busy for a while): the call stays what it was,
             // announced and holding the run, until it does or the call or its stack goes.
@@ -352,16 +350,25 @@ public final class ModemManagerBackend: LinkedBackend {
                 output.report(["GetAll answered '\(reply.signature)'"], on: path)
             }
         case .failure(let error):
-            // A call deleted before we could read it is no news; anything else is.
-            if !record.deleted { output.notice(.callUnreadable(kind, "cannot read call \(path): \(error)")) }
+            output.notice(.callUnreadable(kind, "cannot read call \(path): \(error)"))
         }
+        settle(path, record, fetched: properties, deleted: false)
+    }
+
+    /// A call whose read is over (answered, failed, or moot because the stack deleted the call):
+    /// what arrived meanwhile is replayed, the answer last. A deleted call, or one nothing places,
+    /// is dropped.
+    private func settle(_ path: String, _ record: CallRecord, fetched properties: ModemManagerCallProperties?,
+                        deleted: Bool) {
+        var record = record
         let replay = ModemManagerCallReplay.replay(key: output.key(path), modem: record.modem,
-                                                   initial: record.initial, fetched: properties, queued: queued)
+                                                   initial: record.initial, fetched: properties,
+                                                   queued: record.queue ?? [])
         var events = replay.events
         let resumed = record.resumed
-        if record.deleted || (properties == nil && events.isEmpty) {
+        if deleted || (properties == nil && events.isEmpty) {
             calls.removeValue(forKey: path)
-            if record.deleted && !events.isEmpty { events.append(.callRemoved(output.key(path), reason: "removed")) }
+            if deleted && !events.isEmpty { events.append(.callRemoved(output.key(path), reason: "removed")) }
             // Announced but never a call: the tracker lets the run go.
             if record.announced && events.isEmpty { events.append(.callRemoved(output.key(path), reason: nil)) }
         } else {
@@ -452,10 +459,13 @@ public final class ModemManagerBackend: LinkedBackend {
             guard let object = try? message.decode(ObjectPath.self) else { return output.malformed(message) }
             let path = object.rawValue
             decodedSignals &+= 1
-            guard var record = calls[path] else { return }
-            if record.queue != nil && !record.overdue {
-                record.deleted = true
-                calls[path] = record
+            guard let record = calls[path] else { return }
+            if record.queue != nil {
+                // Its read is still out. An answer sent before this signal would have arrived
+                // first (one sender's messages arrive in order, docs/modem-stacks.md §8), so no
+                // answer can tell more about the call than what came meanwhile: it is settled
+                // now, and its run does not wait for a read the stack may never answer.
+                settle(path, record, fetched: nil, deleted: true)
             } else {
                 calls.removeValue(forKey: path)
                 output.emit(.callRemoved(output.key(path), reason: "removed"))
