@@ -45,6 +45,7 @@
  *                          is never answered: the method call is received and left without a reply
  *                          (the bus counts it against the caller until we answer or leave);
  *                          "stuck N FIRST_PATH LAST_PATH"
+ *                 unstick  CallDeleted for every stuck call (their reads stay unanswered): "unstick N"
  *                 stuck-reads   "stuck-reads COUNT FIRST_AGE_MS LAST_AGE_MS": reads of stuck calls
  *                          received so far (none answered), how long ago the first and the latest
  *                          came (-1 while there is none)
@@ -930,6 +931,19 @@ static void interactive(void) {
             call_path(first, path, sizeof path);
             call_path(id, last, sizeof last);
             printf("stuck %ld %s %s\n", a, path, last);
+        } else if (strcmp(line, "unstick") == 0) {
+            /* The stuck calls go (CallDeleted each); their reads stay unanswered, counted by the bus. */
+            long gone = 0;
+            for (long id = 0; id < calls_next; id++) {
+                if (!calls[id].exists || !calls[id].stuck) continue;
+                delete_call(id, 0);
+                if ((++gone & 63) == 0) {
+                    dbus_connection_read_write(conn, 0);
+                    dispatch_all();
+                }
+            }
+            dbus_connection_flush(conn);
+            printf("unstick %ld\n", gone);
         } else if (strcmp(line, "stuck-reads") == 0) {
             int64_t now = mono_ns();
             printf("stuck-reads %ld %.3f %.3f\n", stuck_reads,
