@@ -74,6 +74,9 @@ public final class BGRunManager {
     private var staleCommandTimer: TimerSource?
     private var startedMonotonic = 0.0
     private var leaseTimer: TimerSource?
+    /// When the lease ends (monotonic). Every call event moves it; the kernel timer is re-armed
+    /// only when it fires before it, not at every event (time's rate, not the events').
+    private var leaseDeadline = 0.0
     private var leaseExpiresAt: Double?
     /// The lease end the state file holds.
     private var recordedLeaseExpiresAt: Double?
@@ -129,7 +132,10 @@ public final class BGRunManager {
     public var stateStore: RunStateStore? { store }
 
     /// Time left on the live run's lease.
-    public var leaseRemaining: Double? { leaseTimer?.remaining }
+    public var leaseRemaining: Double? {
+        guard leaseTimer?.isArmed == true else { return nil }
+        return max(0, leaseDeadline - monotonicNow())
+    }
 
     /// Armed timers (lease, heartbeat, shutdown deadline): none while idle.
     public var armedTimers: Int {
@@ -291,18 +297,29 @@ public final class BGRunManager {
     private func armLease() {
         guard configuration.lease != nil else { return }
         do {
-            leaseTimer = try loop.timer { [weak self] in self?.expire() }
+            leaseTimer = try loop.timer { [weak self] in self?.leaseTimerFired() }
         } catch {
             emit(.timerUnavailable("no lease timer (\(error)): this run ends only when its last call does"))
         }
         restartLease()
+        leaseTimer?.schedule(after: configuration.lease ?? 0)
     }
 
     /// The caller writes the record.
     private func restartLease() {
-        guard let lease = configuration.lease, let leaseTimer else { return }
-        leaseTimer.schedule(after: lease)
+        guard let lease = configuration.lease, leaseTimer != nil else { return }
+        leaseDeadline = monotonicNow() + lease
         leaseExpiresAt = wallClockNow() + lease
+    }
+
+    private func leaseTimerFired() {
+        let left = leaseDeadline - monotonicNow()
+        // Renewed since it was armed: wait for the rest.
+        guard left <= 0 else {
+            leaseTimer?.schedule(after: left)
+            return
+        }
+        expire()
     }
 
     private func armHeartbeat(_ info: RunInfo) {

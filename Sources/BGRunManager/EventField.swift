@@ -28,7 +28,7 @@ public protocol FieldedEvent {
     /// Wall-clock seconds.
     var time: Double { get }
     /// The event's data, in order: the keys of its JSON line after `event` and `time`.
-    var fields: [(key: String, value: FieldValue)] { get }
+    var fields: [(key: StaticString, value: FieldValue)] { get }
 }
 
 /// The state of a run's inhibitor lock, as events, the run record and hooks (`TELWATCH_LOCK`) say it.

@@ -155,6 +155,10 @@ public final class HookRunner {
         self.settings = settings
     }
 
+    /// Whether any hook can exist at all (a directory or a configured command): without, an event
+    /// needs no environment built for it.
+    public var mayHaveHooks: Bool { settings.directory != nil || !settings.commands.isEmpty }
+
     /// No hook queued or running.
     public var isIdle: Bool { running.isEmpty && queues.isEmpty }
 

@@ -81,7 +81,7 @@ public struct RunEvent: Equatable, Sendable, FieldedEvent {
 
     /// The event's data as ordered, typed key/value pairs: the keys of its JSON line after
     /// `event` and `time` (README, "JSON output").
-    public var fields: [(key: String, value: FieldValue)] {
+    public var fields: [(key: StaticString, value: FieldValue)] {
         switch kind {
         case .started(let run):
             return [("run_id", .text(run.id)), ("reason", .text(run.reason)), ("holder", .text(run.firstHolder))]

@@ -65,7 +65,7 @@ public struct SleepEvent: Equatable, Sendable, FieldedEvent {
     }
 
     /// The event's data as ordered key/value pairs.
-    public var fields: [(key: String, value: FieldValue)] {
+    public var fields: [(key: StaticString, value: FieldValue)] {
         switch kind {
         case .sleep(let runID, let holders):
             return [("run_id", .text(runID)), ("holders", .count(holders))]

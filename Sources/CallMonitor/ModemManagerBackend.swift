@@ -33,33 +33,55 @@ struct ModemManagerCallProperties: Equatable {
     /// Reads the properties telwatch uses; one of the wrong type, an unknown state or a huge
     /// number is described in `problems` and left out, the others still count.
     init(_ map: PropertyMap, problems: inout [String]) {
-        func int32(_ key: String) -> Int32? {
-            guard let value = map[key] else { return nil }
-            guard let int = value.value.int32 else {
-                problems.append("\(key) is not an int32 (\(CallText.clip(value.value.signature.rawValue)))")
+        for name in ["State", "StateReason", "Direction", "Number", "Multiparty"] {
+            if let value = map[name] { apply(name, value.value, problems: &problems) }
+        }
+    }
+
+    /// Whether `name` is one telwatch reads: the others are not even decoded.
+    static func isUsed(_ name: String) -> Bool {
+        switch name {
+        case "State", "StateReason", "Direction", "Number", "Multiparty": return true
+        default: return false
+        }
+    }
+
+    /// One property, as a `GetAll` listing or a `PropertiesChanged` carries it.
+    mutating func apply(_ name: String, _ value: DBusValue, problems: inout [String]) {
+        func int32() -> Int32? {
+            guard let int = value.int32 else {
+                problems.append("\(name) is not an int32 (\(CallText.clip(value.signature.rawValue)))")
                 return nil
             }
             return int
         }
-        state = int32("State").map(ModemManagerStateValue.init(raw:))
-        if let state, state.known == nil {
-            problems.append("unknown call state \(state.raw)")
-        }
-        reason = int32("StateReason").map(ModemManagerReasonValue.init(raw:))
-        direction = int32("Direction").map(ModemManagerCallDirection.init(bus:))
-        if let value = map["Number"] {
-            if let number = value.value.string, CallText.fits(number) {
+        switch name {
+        case "State":
+            state = int32().map(ModemManagerStateValue.init(raw:))
+            if let state, state.known == nil { problems.append("unknown call state \(state.raw)") }
+        case "StateReason": reason = int32().map(ModemManagerReasonValue.init(raw:))
+        case "Direction": direction = int32().map(ModemManagerCallDirection.init(bus:))
+        case "Number":
+            if let number = value.string, CallText.fits(number) {
                 self.number = number
-            } else if let number = value.value.string {
+            } else if let number = value.string {
                 problems.append("Number of \(number.utf8.count) bytes")
             } else {
-                problems.append("Number is not a string (\(value.value.signature.rawValue))")
+                problems.append("Number is not a string (\(value.signature.rawValue))")
             }
+        case "Multiparty":
+            multiparty = value.bool
+            if multiparty == nil { problems.append("Multiparty is not a boolean (\(value.signature.rawValue))") }
+        default:
+            break
         }
-        if let value = map["Multiparty"] {
-            multiparty = value.value.bool
-            if multiparty == nil { problems.append("Multiparty is not a boolean (\(value.value.signature.rawValue))") }
-        }
+    }
+
+    /// Whether these are only the state and reason of a `StateChanged` just applied (ModemManager
+    /// repeats them in a `PropertiesChanged` after every one).
+    func repeats(_ stateChange: (state: ModemManagerStateValue, reason: UInt32)) -> Bool {
+        guard direction == nil, number == nil, multiparty == nil, state == stateChange.state else { return false }
+        return reason.map { UInt32(bitPattern: $0.raw) == stateChange.reason } ?? true
     }
 
     var isEmpty: Bool { self == ModemManagerCallProperties() }
@@ -178,6 +200,8 @@ public final class ModemManagerBackend: LinkedBackend {
         var ring = false
         /// Its read timed out; the answer is still awaited (a late one still reports the call).
         var overdue = false
+        /// The last StateChanged applied: the PropertiesChanged that repeats it is skipped.
+        var lastStateChange: (state: ModemManagerStateValue, reason: UInt32)?
     }
 
     /// Changes kept per call while its properties are being read.
@@ -398,6 +422,10 @@ public final class ModemManagerBackend: LinkedBackend {
         }
         let observation = change.observation(direction: &record.direction)
         if let state = change.newState { record.terminated = state.known == .terminated }
+        switch change {
+        case let .stateChanged(_, new, reason): record.lastStateChange = (new, reason)
+        case .properties: record.lastStateChange = nil
+        }
         calls[path] = record
         output.emit(.callChanged(output.key(path), observation))
     }
@@ -484,14 +512,26 @@ public final class ModemManagerBackend: LinkedBackend {
         update(path, .stateChanged(old: ModemManagerStateValue(raw: old), new: newState, reason: reason))
     }
 
+    /// Read in place: only the properties telwatch uses are decoded, and no dictionary is built
+    /// (this runs for half of a storm's signals).
     private func propertiesChanged(_ message: Message) {
-        guard let path = message.path,
-              let (interface, changed, _) = try? message.decode(String.self, PropertyMap.self, [String].self)
-        else { return output.malformed(message) }
-        decodedSignals &+= 1
-        guard interface == ModemManagerBus.call else { return }
+        guard let path = message.path, message.hasSignature("sa{sv}as") else { return output.malformed(message) }
+        var reader = message.reader()
+        var properties = ModemManagerCallProperties()
         var problems: [String] = []
-        let properties = ModemManagerCallProperties(changed, problems: &problems)
+        do {
+            let interface = try reader.read(String.self)
+            decodedSignals &+= 1
+            guard interface == ModemManagerBus.call else { return }
+            try reader.readProperties { name, value in
+                guard ModemManagerCallProperties.isUsed(name) else { return }
+                properties.apply(name, try value.readValue(), problems: &problems)
+            }
+        } catch {
+            return output.malformed(message)
+        }
+        // The state and reason a StateChanged of the same call just told: no news.
+        if let told = calls[path]?.lastStateChange, properties.repeats(told) { return }
         // StateChanged already reported an unknown state; say it once.
         output.report(problems.filter { !$0.hasPrefix("unknown call state") }, on: path)
         guard !properties.isEmpty else { return }

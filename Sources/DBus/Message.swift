@@ -147,6 +147,16 @@ public final class Message {
     /// A reader positioned at the first argument.
     public func reader() -> MessageReader { MessageReader(message: self) }
 
+    /// Whether the body's signature is `expected`, compared in place: no string is built, as
+    /// this runs for every signal.
+    public func hasSignature(_ expected: StaticString) -> Bool {
+        guard let actual = dbus_message_get_signature(raw) else { return false }
+        return expected.withUTF8Buffer { bytes in
+            guard let expected = bytes.baseAddress else { return actual.pointee == 0 }
+            return strlen(actual) == bytes.count && memcmp(actual, expected, bytes.count) == 0
+        }
+    }
+
     /// Decodes the whole body as the given types; a body of another signature is a thrown error.
     public func decode<each T: DBusType>(_ types: repeat (each T).Type) throws -> (repeat each T) {
         guard bodyHasSignature(repeat each types) else {

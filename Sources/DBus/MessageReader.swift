@@ -97,6 +97,21 @@ public struct MessageReader {
         try readContainer(CDBUS_TYPE_DICT_ENTRY, signature, body)
     }
 
+    /// Reads an `a{sv}` entry by entry, without building a dictionary: `visit` gets each name
+    /// and a reader positioned inside its variant; whatever it does not read is skipped. For a
+    /// handler that wants a few properties of a set (a signal's worth of changes), this costs
+    /// what those few cost.
+    public mutating func readProperties(_ visit: (String, inout MessageReader) throws -> Void) throws {
+        try readContainer(CDBUS_TYPE_ARRAY, "a{sv}") { entries in
+            while !entries.isAtEnd {
+                try entries.readContainer(CDBUS_TYPE_DICT_ENTRY, "{sv}") { entry in
+                    let name = try entry.readString(CDBUS_TYPE_STRING, "s")
+                    try entry.readContainer(CDBUS_TYPE_VARIANT, "v") { value in try visit(name, &value) }
+                }
+            }
+        }
+    }
+
     /// Reads a variant's content, whatever its type.
     public mutating func readVariant() throws -> DBusValue {
         try readContainer(CDBUS_TYPE_VARIANT, "v") { inner in try inner.readValue() }

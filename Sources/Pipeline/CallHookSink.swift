@@ -25,7 +25,7 @@ public final class CallHookSink: EventSink {
     }
 
     public func receive(_ event: PipelineEvent, liveCalls: Int) {
-        guard case .calls(let events, _) = event, !isFinishing else { return }
+        guard case .calls(let events, _) = event, !isFinishing, hooks.mayHaveHooks else { return }
         // A `missed` tells the state the call was in before its `disconnected` of the same batch.
         var endedFrom: [String: CallState?] = [:]
         for event in events {

@@ -4,17 +4,17 @@ import CallMonitor
 /// Where an event's fields are written: a JSON line today; the same keys, in the same order and
 /// with the same types, serve every other consumer that needs an event as data.
 public protocol EventFieldWriter {
-    mutating func add(_ name: String, _ value: String?)
-    mutating func add(_ name: String, _ value: Bool)
-    mutating func add(_ name: String, _ value: Int)
+    mutating func add(_ name: StaticString, _ value: String?)
+    mutating func add(_ name: StaticString, _ value: Bool)
+    mutating func add(_ name: StaticString, _ value: Int)
     /// A duration in seconds, or null.
-    mutating func add(_ name: String, seconds value: Double?)
+    mutating func add(_ name: StaticString, seconds value: Double?)
     /// A wall-clock moment, or null.
-    mutating func add(_ name: String, time value: Double?)
+    mutating func add(_ name: StaticString, time value: Double?)
 }
 
 extension EventFieldWriter {
-    mutating func add(_ name: String, _ value: FieldValue) {
+    mutating func add(_ name: StaticString, _ value: FieldValue) {
         switch value {
         case .text(let text): add(name, text)
         case .seconds(let seconds): add(name, seconds: seconds)

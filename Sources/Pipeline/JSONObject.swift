@@ -6,40 +6,45 @@ import Glibc
 public struct JSONObject: EventFieldWriter {
     public private(set) var bytes: [UInt8]
     private var empty = true
+    private let seconds: RFC3339Seconds?
 
-    public init() {
+    /// `seconds`: a writer of many lines keeps one, so that a second already written is not
+    /// broken into calendar fields again.
+    public init(seconds: RFC3339Seconds? = nil) {
+        self.seconds = seconds
         bytes = []
         bytes.reserveCapacity(640)
         bytes.append(UInt8(ascii: "{"))
     }
 
-    private mutating func key(_ name: String) {
+    private mutating func key(_ name: StaticString) {
         if !empty { bytes.append(UInt8(ascii: ",")) }
         empty = false
         bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: name.utf8)
+        // Keys are literals, copied in one go.
+        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
         bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
     }
 
     private mutating func null() { bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C]) }
 
-    public mutating func add(_ name: String, _ value: String?) {
+    public mutating func add(_ name: StaticString, _ value: String?) {
         key(name)
         if let value { JSONObject.appendQuoted(value, to: &bytes) } else { null() }
     }
 
-    public mutating func add(_ name: String, _ value: Bool) {
+    public mutating func add(_ name: StaticString, _ value: Bool) {
         key(name)
         bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
     }
 
-    public mutating func add(_ name: String, _ value: Int) {
+    public mutating func add(_ name: StaticString, _ value: Int) {
         key(name)
         JSONObject.appendDecimal(value, to: &bytes)
     }
 
     /// Seconds with millisecond precision, or null.
-    public mutating func add(_ name: String, seconds value: Double?) {
+    public mutating func add(_ name: StaticString, seconds value: Double?) {
         key(name)
         guard let value, value.isFinite, abs(value) < 1e15 else { return null() }
         let milliseconds = Int((value * 1000).rounded())
@@ -51,11 +56,11 @@ public struct JSONObject: EventFieldWriter {
     }
 
     /// An RFC 3339 UTC time with milliseconds, or null.
-    public mutating func add(_ name: String, time value: Double?) {
+    public mutating func add(_ name: StaticString, time value: Double?) {
         key(name)
         guard let value else { return null() }
         bytes.append(UInt8(ascii: "\""))
-        JSONObject.appendRFC3339(value, to: &bytes)
+        if let seconds { seconds.append(value, to: &bytes) } else { JSONObject.appendRFC3339(value, to: &bytes) }
         bytes.append(UInt8(ascii: "\""))
     }
 
@@ -153,6 +158,40 @@ public struct JSONObject: EventFieldWriter {
         appendDigits(Int(parts.tm_sec), width: 2, to: &bytes)
         bytes.append(UInt8(ascii: "."))
         appendDigits(Int(fraction), width: 3, to: &bytes)
+        bytes.append(UInt8(ascii: "Z"))
+    }
+}
+
+/// The last few whole seconds written as RFC 3339 (`2026-11-29T14:03:12`): a line's event time,
+/// its call's first sight and its answer are usually among them, so a storm's lines skip `gmtime_r`.
+public final class RFC3339Seconds {
+    private static let size = 4
+    private var wholeSeconds = [Int64](repeating: .min, count: size)
+    private var texts = [[UInt8]](repeating: [], count: size)
+    private var next = 0
+
+    public init() {}
+
+    func append(_ seconds: Double, to bytes: inout [UInt8]) {
+        guard seconds.isFinite, seconds >= 0, seconds < 253_402_300_800 else {
+            return JSONObject.appendRFC3339(seconds, to: &bytes)
+        }
+        let milliseconds = Int64((seconds * 1000).rounded(.down))
+        let second = milliseconds / 1000
+        var slot = 0
+        while slot < RFC3339Seconds.size, wholeSeconds[slot] != second { slot += 1 }
+        if slot == RFC3339Seconds.size {
+            slot = next
+            next = (next + 1) % RFC3339Seconds.size
+            var text: [UInt8] = []
+            JSONObject.appendRFC3339(Double(second), to: &text)
+            text.removeLast(5)  // ".000Z"
+            wholeSeconds[slot] = second
+            texts[slot] = text
+        }
+        bytes.append(contentsOf: texts[slot])
+        bytes.append(UInt8(ascii: "."))
+        JSONObject.appendDigits(Int(milliseconds % 1000), width: 3, to: &bytes)
         bytes.append(UInt8(ascii: "Z"))
     }
 }

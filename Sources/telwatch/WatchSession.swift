@@ -77,6 +77,8 @@ final class WatchSession {
         hooks.onOutcome = { [weak self] outcome in self?.pipeline.send(.hook(outcome)) }
         // The reader is gone (`telwatch | head`): stop once this event has been delivered.
         stream.onBroken = { [weak self] in self?.loop.soon { self?.stop(status: ExitStatus.success) } }
+        // After both connections' hooks, which dispatch the turn's messages.
+        stream.holdLinesForEachTurn(of: loop)
     }
 
     private func runConfiguration() -> RunConfiguration {
@@ -135,6 +137,7 @@ final class WatchSession {
         pipeline.finish { [weak self] in
             guard let self else { return }
             self.sendStats(.exit)
+            self.stream.flush()
             self.signalSource?.cancel()
             self.onFinished?()
         }

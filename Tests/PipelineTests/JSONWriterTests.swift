@@ -174,3 +174,18 @@ final class JSONWriterTests: XCTestCase {
         XCTAssertEqual(JSONObject.quote("a\"b\u{1}é\u{2028}"), #""a\"b\u0001é\u2028""#)
     }
 }
+
+final class RFC3339SecondsTests: XCTestCase {
+    func testTheCachedSecondsWriteWhatTheWriterWrites() {
+        let cache = RFC3339Seconds()
+        let moments: [Double] = [1_764_567_890.123, 1_764_567_890.999, 1_764_567_891.0, 1_764_567_890.5, 0, 0.001,
+                                 1_764_567_999.042, -1.5, .nan, 1e300, 951_782_400.25]
+        for moment in moments + moments {
+            var cached = JSONObject(seconds: cache)
+            var plain = JSONObject()
+            cached.add("t", time: moment)
+            plain.add("t", time: moment)
+            XCTAssertEqual(cached.line, plain.line, "\(moment)")
+        }
+    }
+}

@@ -28,7 +28,7 @@ func holdRun(_ arguments: [String]) throws {
     configuration.command = stubborn ? ["sh", "-c", "trap '' TERM; exec sleep 300"] : ["sleep", "300", marker]
     configuration.commandGrace = 0.3
     let manager = try BGRunManager(loop: loop, lockBus: bus, configuration: configuration) { event in
-        say(([event.name] + event.fields.map { $0.key + "=" + $0.value.description }).joined(separator: " "))
+        say(([event.name] + event.fields.map { "\($0.key)=\($0.value)" }).joined(separator: " "))
     }
     manager.join("probe", reason: "probe")
     loop.run()

@@ -1,25 +1,49 @@
 import Glibc
 
-/// Writes whole lines to a file descriptor with one `write` each, so `telwatch | grep` and
-/// `| jq` see every event the moment it happens (no stdio buffering to flush).
+/// Writes whole lines to a file descriptor, never through stdio's buffering, so `telwatch | grep`
+/// and `| jq` see every event as it happens. Lines go out one `write` each, or, while `holdsLines`,
+/// together at `flush()`: the daemon flushes before its loop waits, so the lines of one turn take
+/// one `write` and all are out before it sleeps.
 final class LineWriter {
     private let fd: Int32
     /// Set once the reader went away (EPIPE); the daemon then stops cleanly.
     private(set) var isBroken = false
+    var holdsLines = false
+    private var held: [UInt8] = []
+    /// A storm's turn must not grow memory: past this, held lines go out at once.
+    private static let heldLimit = 64 << 10
 
     init(fd: Int32) { self.fd = fd }
 
     func write(_ text: String) {
         var line = text
         line.append("\n")
-        line.withUTF8 { write(buffer: $0) }
+        line.withUTF8 { write(line: $0) }
     }
 
     /// A line given as bytes, without its newline.
     func write(line bytes: [UInt8]) {
-        var line = bytes
-        line.append(UInt8(ascii: "\n"))
-        line.withUnsafeBufferPointer { write(buffer: $0) }
+        guard holdsLines else {
+            var line = bytes
+            line.append(UInt8(ascii: "\n"))
+            return line.withUnsafeBufferPointer { write(buffer: $0) }
+        }
+        held.append(contentsOf: bytes)
+        held.append(UInt8(ascii: "\n"))
+        if held.count >= LineWriter.heldLimit { flush() }
+    }
+
+    private func write(line buffer: UnsafeBufferPointer<UInt8>) {
+        guard holdsLines else { return write(buffer: buffer) }
+        held.append(contentsOf: buffer)
+        if held.count >= LineWriter.heldLimit { flush() }
+    }
+
+    /// Writes every held line, in one `write` when the reader keeps up.
+    func flush() {
+        guard !held.isEmpty else { return }
+        held.withUnsafeBufferPointer { write(buffer: $0) }
+        held.removeAll(keepingCapacity: held.capacity <= 2 * LineWriter.heldLimit)
     }
 
     private func write(buffer: UnsafeBufferPointer<UInt8>) {

@@ -1,10 +1,11 @@
 import BGRunManager
 import CallMonitor
+import Loop
 import Pipeline
 
 /// The event stream on stdout: one line per event, JSON Lines for programs (every event) or text
 /// for people (what `verbosity` shows). Each line goes out in one write, at once.
-final class OutputSink: EventSink {
+final class OutputSink: EventSink, LoopHook {
     private let output: LineWriter
     private let json: Bool
     /// What is shown, and whether numbers are redacted, change with a reloaded configuration.
@@ -13,6 +14,7 @@ final class OutputSink: EventSink {
         didSet { callFormat = CallEventFormat(schema: schema) }
     }
     private var callFormat: CallEventFormat
+    private let seconds = RFC3339Seconds()
     /// The reader went away (`telwatch | head`): the session should stop.
     var onBroken: () -> Void = {}
 
@@ -29,7 +31,7 @@ final class OutputSink: EventSink {
         case .calls(let events, let time):
             for call in events {
                 if json {
-                    var object = JSONObject()
+                    var object = JSONObject(seconds: seconds)
                     if schema.write(call, time: time, liveCalls: liveCalls, into: &object) { write(object) }
                 } else if let line = callFormat.text(call, time: time, liveCalls: liveCalls) {
                     write(line)
@@ -37,14 +39,14 @@ final class OutputSink: EventSink {
             }
         case .run(let run):
             if json {
-                var object = JSONObject()
+                var object = JSONObject(seconds: seconds)
                 if schema.write(run, liveCalls: liveCalls, into: &object) { write(object) }
             } else if shows(byDefault: ServiceEventFormat.isShownByDefault(run)) {
                 write(ServiceEventFormat.text(run))
             }
         case .sleep(let sleep):
             if json {
-                var object = JSONObject()
+                var object = JSONObject(seconds: seconds)
                 if schema.write(sleep, liveCalls: liveCalls, into: &object) { write(object) }
             } else if shows(byDefault: ServiceEventFormat.isShownByDefault(sleep)),
                       let line = ServiceEventFormat.text(sleep, liveCalls: liveCalls) {
@@ -52,18 +54,18 @@ final class OutputSink: EventSink {
             }
         case .backend(let notice, let time):
             if json {
-                var object = JSONObject()
+                var object = JSONObject(seconds: seconds)
                 if schema.write(notice, time: time, into: &object) { write(object) }
             } else if verbosity != .quiet, let line = ServiceEventFormat.text(notice, time: time) {
                 write(line)
             }
         case .ready(let time):
             guard json else { return }
-            var object = JSONObject()
+            var object = JSONObject(seconds: seconds)
             schema.writeReady(time: time, liveCalls: liveCalls, into: &object)
             write(object)
         case .stats(let stats):
-            var object = JSONObject()
+            var object = JSONObject(seconds: seconds)
             schema.write(stats, liveCalls: liveCalls, into: &object)
             if json {
                 write(object)
@@ -75,6 +77,25 @@ final class OutputSink: EventSink {
             break
         }
     }
+
+    /// From now on the lines of a loop turn go out together, just before the loop waits.
+    func holdLinesForEachTurn(of loop: EventLoop) {
+        output.holdsLines = true
+        loop.addHook(self)
+    }
+
+    /// Writes what is held (the loop is about to wait, or telwatch to exit).
+    func flush() {
+        output.flush()
+        if output.isBroken { onBroken() }
+    }
+
+    func prepare() -> Double? {
+        flush()
+        return nil
+    }
+
+    func afterWait(now: Double) {}
 
     private func shows(byDefault: Bool) -> Bool {
         verbosity == .verbose || (verbosity == .normal && byDefault)
