@@ -72,6 +72,7 @@ public final class BGRunManager {
     /// Something that is not a record stands in the record's place: nothing is written.
     private var recordBlocked = false
     private var staleCommandTimer: TimerSource?
+    private var recordPending = false
     private var startedMonotonic = 0.0
     private var leaseTimer: TimerSource?
     /// When the lease ends (monotonic). Every call event moves it; the kernel timer is re-armed
@@ -164,7 +165,7 @@ public final class BGRunManager {
         }
         let isNew = holders.insert(holder).inserted
         restartLease()
-        if isNew { writeRecord() } else { recordLeaseIfMoved() }
+        if isNew { recordChanged() } else { recordLeaseIfMoved() }
         return isNew
     }
 
@@ -172,7 +173,7 @@ public final class BGRunManager {
     @discardableResult
     public func leave(_ holder: String) -> Bool {
         guard run != nil, holders.remove(holder) != nil else { return false }
-        if holders.isEmpty { endRun(reason: .idle) } else { writeRecord() }
+        if holders.isEmpty { endRun(reason: .idle) } else { recordChanged() }
         return true
     }
 
@@ -196,6 +197,8 @@ public final class BGRunManager {
         guard !isShuttingDown else { return }
         isShuttingDown = true
         if run != nil { endRun(reason: .shutdown) }
+        // Now, not at the next turn: the loop may not turn again.
+        syncRecord()
         lock = nil
         armShutdownDeadline(after: configuration.shutdownTimeout) { [weak self] in
             guard let self else { return }
@@ -258,7 +261,7 @@ public final class BGRunManager {
         takeLock()
         takeWakelock()
         startCommand(info)
-        writeRecord()
+        recordChanged()
         armHeartbeat(info)
     }
 
@@ -281,7 +284,7 @@ public final class BGRunManager {
                 self?.finishShutdownIfQuiet()
             }
         }
-        removeRecord()
+        recordChanged()
         emit(.stopped(info, reason: reason, duration: duration))
         runHooks("run-stopped", info, reason: reason.rawValue, duration: duration)
     }
@@ -346,7 +349,7 @@ public final class BGRunManager {
         } else {
             lockState = .unavailable
             emit(.lockUnavailable("no system bus connection: nothing is inhibited"))
-            writeRecord()
+            recordChanged()
         }
     }
 
@@ -363,7 +366,7 @@ public final class BGRunManager {
             lockState = .unavailable
             emit(.lockUnavailable(why))
         }
-        writeRecord()
+        recordChanged()
     }
 
     private func releaseWakelock() {
@@ -383,7 +386,7 @@ public final class BGRunManager {
         } catch {
             heldWakelock = nil
             emit(.wakelockUnavailable("\(error)"))
-            writeRecord()
+            recordChanged()
         }
     }
 
@@ -474,7 +477,23 @@ public final class BGRunManager {
     /// every event. The recorded lease end may lag by a tenth of the lease, which `status` shows.
     private func recordLeaseIfMoved() {
         guard let lease = configuration.lease, let leaseExpiresAt else { return }
-        if leaseExpiresAt - (recordedLeaseExpiresAt ?? 0) > lease / 10 { writeRecord() }
+        if leaseExpiresAt - (recordedLeaseExpiresAt ?? 0) > lease / 10 { recordChanged() }
+    }
+
+    /// The record is brought up to date once per loop turn, after the turn's events are out:
+    /// file I/O stays off the path from a signal to its line, and a turn of many events writes
+    /// once. (A telwatch killed within that turn leaves the turn before's record, which stale
+    /// recovery handles like any other.)
+    private func recordChanged() {
+        guard !recordPending else { return }
+        recordPending = true
+        loop.soon { [weak self] in self?.syncRecord() }
+    }
+
+    /// Writes the live run's record, or removes it when no run lives.
+    private func syncRecord() {
+        recordPending = false
+        if run == nil { removeRecord() } else { writeRecord() }
     }
 
     private func writeRecord() {

@@ -122,6 +122,7 @@ enum DemoCommand {
             try session.start()
             withExtendedLifetime(logind) { loop.run() }
             narrate("done: every call ended, the inhibitor lock is released")
+            output.flush()
             return session.exitStatus
         } catch {
             warn("demo: \(error)")

@@ -16,6 +16,7 @@ final class BGRunManagerTests: RunTestCase {
         XCTAssertTrue(manager.join("b", reason: "dialing"))
         XCTAssertFalse(manager.join("b", reason: "dialing"), "joining twice is a renewal, not a second holder")
 
+        runOneTurn()
         let record = try XCTUnwrap(RunStateStore.read(directory: stateDirectory))
         XCTAssertEqual(record.runID, manager.run?.id)
         XCTAssertEqual(record.reason, "incoming")
@@ -39,6 +40,7 @@ final class BGRunManagerTests: RunTestCase {
         XCTAssertEqual(stopped.time, wallClockNow(), accuracy: 5, "events carry wall-clock time")
         XCTAssertEqual(names().filter { $0 == "run-started" }.count, 1)
         waitForNoInhibitors()
+        runOneTurn()
         XCTAssertNil(RunStateStore.read(directory: stateDirectory))
         XCTAssertEqual(manager.armedTimers, 0, "no timer while idle")
     }
@@ -99,6 +101,7 @@ final class BGRunManagerTests: RunTestCase {
                        [Inhibitor(what: "sleep", who: "telwatch", why: "telwatch background run", mode: "block")],
                        "the new logind has exactly our lock")
         XCTAssertEqual(names().filter { $0.hasPrefix("lock-") }, ["lock-taken", "lock-unavailable", "lock-retaken"])
+        runOneTurn()
         XCTAssertEqual(RunStateStore.read(directory: stateDirectory)?.lock, .held)
         manager.leave("a")
         waitForNoInhibitors()
@@ -117,6 +120,7 @@ final class BGRunManagerTests: RunTestCase {
         XCTAssertTrue(warning?.fields.first?.value.description.contains("nothing is inhibited") ?? false, "\(String(describing: warning))")
         waitFor("the run command") { output.lines.contains("running") }
         XCTAssertTrue(manager.isRunning)
+        runOneTurn()
         XCTAssertEqual(RunStateStore.read(directory: stateDirectory)?.lock, .unavailable)
         manager.leave("a")
         waitForEvent("the run command's end") { $0.commandExit != nil }
@@ -233,6 +237,7 @@ final class BGRunManagerTests: RunTestCase {
         XCTAssertGreaterThanOrEqual(duration, lease * 1.5 - 0.02)
         let expiredEnvironment = try XCTUnwrap(Files.environmentDump(directory + "/run-expired.env"))
         XCTAssertEqual(expiredEnvironment["TELWATCH_RUN_ID"], stoppedEnvironment["TELWATCH_RUN_ID"])
+        runOneTurn()
         XCTAssertNil(RunStateStore.read(directory: stateDirectory))
     }
 
@@ -267,6 +272,7 @@ final class BGRunManagerTests: RunTestCase {
         XCTAssertEqual(Files.text(power + "/wake_lock"), "telwatch-test")
         XCTAssertEqual(Files.text(power + "/wake_unlock"), "")
         XCTAssertEqual(events { if case .wakelockTaken = $0 { return true }; return false }.count, 1)
+        runOneTurn()
         XCTAssertEqual(RunStateStore.read(directory: stateDirectory)?.wakelock?.name, "telwatch-test")
         manager.leave("a")
         XCTAssertEqual(Files.text(power + "/wake_unlock"), "telwatch-test")
@@ -278,6 +284,7 @@ final class BGRunManagerTests: RunTestCase {
         without.join("a", reason: "test")
         XCTAssertTrue(without.isRunning)
         XCTAssertEqual(events { if case .wakelockUnavailable = $0 { return true }; return false }.count, 1)
+        runOneTurn()
         XCTAssertNil(RunStateStore.read(directory: directory + "/state2")?.wakelock)
     }
 
@@ -341,6 +348,7 @@ final class BGRunManagerTests: RunTestCase {
         try startHarness()
         let first = try makeManager()
         first.join("a", reason: "test")
+        runOneTurn()
         XCTAssertThrowsError(try BGRunManager(loop: loop, lockBus: nil, configuration: RunConfiguration(stateDirectory: stateDirectory)) { _ in }) {
             XCTAssertEqual($0 as? RunError, .stateDirectoryInUse(self.stateDirectory))
         }

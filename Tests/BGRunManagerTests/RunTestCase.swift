@@ -60,6 +60,11 @@ class RunTestCase: XCTestCase {
         return made
     }
 
+    /// One turn of the loop: what it does after a turn's events (the run record) is done.
+    func runOneTurn() {
+        loop.iterate(maxWait: 0)
+    }
+
     func events(_ match: (RunEvent.Kind) -> Bool) -> [RunEvent] { events.filter { match($0.kind) } }
 
     func forgetEvents() {

@@ -41,6 +41,29 @@ public enum Files {
 
     public static func text(_ path: String) -> String? { bytes(path).map { String(decoding: $0, as: UTF8.self) } }
 
+    /// Waits (bounded) until `path` is gone, woken by inotify on its directory rather than by
+    /// polling. True when it is gone.
+    public static func waitUntilGone(_ path: String, timeout: Double) -> Bool {
+        let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        let notify = inotify_init1(Int32(IN_CLOEXEC))
+        guard notify >= 0 else { return !exists(path) }
+        defer { close(notify) }
+        // Watched before the first look: a removal between the look and the wait still wakes it.
+        guard inotify_add_watch(notify, directory.isEmpty ? "/" : directory,
+                                UInt32(IN_DELETE | IN_MOVED_FROM)) >= 0 else { return !exists(path) }
+        let deadline = monotonicNow() + timeout
+        while exists(path) {
+            let left = deadline - monotonicNow()
+            guard left > 0 else { return false }
+            var descriptor = pollfd(fd: notify, events: Int16(POLLIN), revents: 0)
+            if poll(&descriptor, 1, Int32(max(1, left * 1000))) > 0 {
+                var drained = [UInt8](repeating: 0, count: 4096)
+                _ = read(notify, &drained, drained.count)
+            }
+        }
+        return true
+    }
+
     public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
     /// The names in a directory, without `.` and `..` (none if it cannot be read).
