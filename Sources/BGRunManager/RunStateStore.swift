@@ -121,8 +121,12 @@ public final class RunStateStore {
 
     /// The live run recorded in `directory`, if any (for `telwatch status`; takes no lock).
     public static func read(directory: String) -> RunRecord? {
-        guard let text = readRecord(directory + "/" + recordName) else { return nil }
-        return RunRecord(encoded: text)
+        let path = directory + "/" + recordName
+        guard let text = readRecord(path) else { return nil }
+        if let record = RunRecord(encoded: text) { return record }
+        // Caught in the middle of an overwrite (see `write`): the next look sees it whole.
+        guard !text.allSatisfy(\.isNewline), let again = readRecord(path) else { return nil }
+        return RunRecord(encoded: again)
     }
 
     /// The last sleep recorded in `directory`, if any (for `status` and `doctor`; takes no lock).
@@ -154,7 +158,15 @@ public final class RunStateStore {
         }
     }
 
-    deinit { close(lockFD) }
+    deinit {
+        close(lockFD)
+        if recordFD >= 0 { close(recordFD) }
+    }
+
+    /// The record, open from the first write on: later writes overwrite it in place, with no new
+    /// file or directory entry per write (a rename costs a ring most of a millisecond on ext4).
+    private var recordFD: Int32 = -1
+    private var recordLength = 0
 
     private var recordPath: String { directory + "/" + RunStateStore.recordName }
 
@@ -172,6 +184,8 @@ public final class RunStateStore {
     public func checkRecord() -> RecordCheck {
         do {
             let text = try SmallFile.text(recordPath, limit: RunStateStore.recordLimit, followSymlinks: false)
+            // Emptied when a run ended: no run.
+            if text.allSatisfy(\.isNewline) { return .absent }
             guard let record = RunRecord(encoded: text) else {
                 return .unusable("an unreadable run record", removable: true)
             }
@@ -191,11 +205,30 @@ public final class RunStateStore {
 
     public func read() -> RunRecord? { RunStateStore.read(directory: directory) }
 
-    /// Replaces the record atomically (temp file + rename): a reader never sees half of one.
-    /// No fsync: the record guards against telwatch being killed, which the page cache survives;
-    /// after a power loss there is no run left to clean up.
+    /// Overwrites the record in place with one `pwrite` at its start, padded with empty lines to
+    /// the length it had, so a shorter record leaves no tail of the longer one (readers skip empty
+    /// lines). No fsync: the record guards against telwatch being killed, which the page cache
+    /// survives; after a power loss there is no run left to clean up. `telwatch status` reading
+    /// at the very moment of a write may see a mix of the two and say so once; it reads again.
     public func write(_ record: RunRecord) throws {
-        try replace(RunStateStore.recordName, with: record.encoded)
+        if recordFD < 0 {
+            let fd = open(recordPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
+            guard fd >= 0 else { throw SystemError.last("open \(recordPath)") }
+            var info = stat()
+            guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+                close(fd)
+                throw SystemError(call: "open \(recordPath)", errno: EINVAL)
+            }
+            recordFD = fd
+            recordLength = Int(info.st_size)
+        }
+        var bytes = Array(record.encoded.utf8)
+        if bytes.count < recordLength {
+            bytes += repeatElement(UInt8(ascii: "\n"), count: recordLength - bytes.count)
+        }
+        let written = bytes.withUnsafeBytes { pwrite(recordFD, $0.baseAddress, $0.count, 0) }
+        guard written == bytes.count else { throw SystemError.last("write \(recordPath)") }
+        recordLength = bytes.count
     }
 
     public func readSleep() -> SleepRecord? { RunStateStore.readSleep(directory: directory) }
@@ -227,7 +260,14 @@ public final class RunStateStore {
     }
 
     /// Removes the record (a link in its place, not what it points to); none is no error.
+    /// Once telwatch has written the record, emptying it is enough (and cheaper than a directory
+    /// change per run): an empty record is no run.
     public func remove() throws(SystemError) {
+        if recordFD >= 0 {
+            guard ftruncate(recordFD, 0) == 0 else { throw .last("truncate \(recordPath)") }
+            recordLength = 0
+            return
+        }
         guard unlink(recordPath) == 0 || errno == ENOENT else { throw .last("unlink \(recordPath)") }
     }
 

@@ -336,7 +336,6 @@ public final class ModemManagerBackend: LinkedBackend {
         let token = nextFetch
         calls[path] = CallRecord(modem: modem, queue: queued, fetch: token, initial: initial,
                                  resumed: round?.resumed ?? false, announced: announce, ring: round == nil)
-        if announce { output.emit(.callAnnounced(output.key(path), modem: modem)) }
         let read: (Result<Message, DBusError>) -> Void = { [weak self] in self?.fetched(path, token: token, $0) }
         if round == nil {
             link.call(path: path, interface: BusDaemon.propertiesInterface, member: "GetAll",
@@ -344,6 +343,9 @@ public final class ModemManagerBackend: LinkedBackend {
         } else {
             readProperties(path, round: round, read)
         }
+        // After the read is on its way: the run it starts (the lock request, the record) costs
+        // the ring nothing while the stack answers.
+        if announce { output.emit(.callAnnounced(output.key(path), modem: modem)) }
     }
 
     private func readProperties(_ path: String, round: SyncRound?,

@@ -381,8 +381,9 @@ final class StuckStackTests: CommandTestCase {
         XCTAssertEqual(nextEvent(watch, "run-stopped", timeout: 20, seen: &seen)?["reason"] as? String, "idle",
                        "the last call's end ends the run:\n\(watch.log())")
         XCTAssertEqual(seen.filter { $0["event"] as? String == "disconnected" }.count, count)
-        // Removed in the loop turn after the run's end (the record is written after a turn's events).
-        XCTAssertTrue(Files.waitUntilGone(record, timeout: 5), "the record is removed with the run")
+        // Emptied in the loop turn after the run's end (the record is written after a turn's events).
+        XCTAssertTrue(Files.waitUntil(record, timeout: 5) { RunStateStore.read(directory: stateDirectory) == nil },
+                      "the record is closed with the run")
         XCTAssertNotNil(lockListed(false, since: monotonicNow(), timeout: 5), "the lock is released")
 
         let lines = log.lines(2 * count, timeout: 60)

@@ -41,18 +41,18 @@ public enum Files {
 
     public static func text(_ path: String) -> String? { bytes(path).map { String(decoding: $0, as: UTF8.self) } }
 
-    /// Waits (bounded) until `path` is gone, woken by inotify on its directory rather than by
-    /// polling. True when it is gone.
-    public static func waitUntilGone(_ path: String, timeout: Double) -> Bool {
+    /// Waits (bounded) until `condition` holds of the file at `path`, woken by inotify on its
+    /// directory (a change, a removal) rather than by polling. True when it held.
+    public static func waitUntil(_ path: String, timeout: Double, _ condition: () -> Bool) -> Bool {
         let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         let notify = inotify_init1(Int32(IN_CLOEXEC))
-        guard notify >= 0 else { return !exists(path) }
+        guard notify >= 0 else { return condition() }
         defer { close(notify) }
-        // Watched before the first look: a removal between the look and the wait still wakes it.
-        guard inotify_add_watch(notify, directory.isEmpty ? "/" : directory,
-                                UInt32(IN_DELETE | IN_MOVED_FROM)) >= 0 else { return !exists(path) }
+        // Watched before the first look: a change between the look and the wait still wakes it.
+        let events = UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE)
+        guard inotify_add_watch(notify, directory.isEmpty ? "/" : directory, events) >= 0 else { return condition() }
         let deadline = monotonicNow() + timeout
-        while exists(path) {
+        while !condition() {
             let left = deadline - monotonicNow()
             guard left > 0 else { return false }
             var descriptor = pollfd(fd: notify, events: Int16(POLLIN), revents: 0)
