@@ -233,7 +233,7 @@ public final class RunStateStore {
 
     public func readSleep() -> SleepRecord? { RunStateStore.readSleep(directory: directory) }
 
-    /// Replaces the sleep record atomically, like the run record. Written as the system goes to
+    /// Replaces the sleep record atomically (temp file + rename). Written as the system goes to
     /// sleep, so it is in the page cache before the sleep (suspend-to-RAM keeps it).
     public func writeSleep(_ record: SleepRecord) throws {
         try replace(RunStateStore.sleepRecordName, with: record.encoded)
