@@ -59,22 +59,7 @@ final class StuckStackTests: CommandTestCase {
     /// log rather than by polling it.
     private func waitForStderr(_ process: TestProcess, containing text: String, timeout: Double) -> Bool {
         guard let path = process.logPath else { return false }
-        let notify = inotify_init1(Int32(IN_CLOEXEC))
-        guard notify >= 0 else { return false }
-        defer { close(notify) }
-        // Watched before the first look: a write between the look and the wait still wakes it.
-        guard inotify_add_watch(notify, path, UInt32(IN_MODIFY)) >= 0 else { return false }
-        let deadline = monotonicNow() + timeout
-        while true {
-            if process.log().contains(text) { return true }
-            let left = deadline - monotonicNow()
-            guard left > 0 else { return false }
-            var descriptor = pollfd(fd: notify, events: Int16(POLLIN), revents: 0)
-            if poll(&descriptor, 1, Int32(max(1, left * 1000))) > 0 {
-                var drained = [UInt8](repeating: 0, count: 4096)
-                _ = read(notify, &drained, drained.count)
-            }
-        }
+        return Files.waitUntil(path, timeout: timeout) { process.log().contains(text) }
     }
 
     private func residentBytes(_ pid: pid_t) -> Int? {
