@@ -22,6 +22,12 @@ final class LineWriter {
         line.withUnsafeBufferPointer { write(buffer: $0) }
     }
 
+    /// Text written exactly as it is, line ends included.
+    func write(raw text: String) {
+        var copy = text
+        copy.withUTF8 { write(buffer: $0) }
+    }
+
     private func write(buffer: UnsafeBufferPointer<UInt8>) {
         guard !isBroken, let base = buffer.baseAddress else { return }
         var offset = 0

@@ -1,0 +1,329 @@
+import BGRunManager
+import CallMonitor
+import Loop
+import Pipeline
+
+/// Where the daemon keeps its history and for how long.
+public struct HistorySettings: Sendable {
+    /// The state directory; the database is `history.db` in it.
+    public var directory: String
+    /// Calls first seen longer ago than this (seconds) are removed; nil keeps every call.
+    public var keep: Double?
+    /// The longest the loop waits for another program's lock on the database.
+    public var busyTimeout = 0.05
+    /// Rows kept in memory while the database cannot be written; past this, new calls are not recorded.
+    public var pendingLimit = 4096
+    /// After a failed write, the first turn this long after it tries again; each further failure
+    /// doubles the wait, up to a minute.
+    public var retryDelay = 1.0
+
+    public init(directory: String, keep: Double?) {
+        self.directory = directory
+        self.keep = keep
+    }
+}
+
+/// Records every call in the history database: one row per call, written when the call is
+/// first seen and brought up to date as it changes and ends. It collects the rows a loop turn
+/// changed and commits them in one transaction in `prepare()`, before the loop waits, so the
+/// event stream, the runs and the hooks never wait on the disk (docs/ARCHITECTURE.md, "Call
+/// history"). It arms no timer: pruning and checkpoints happen after a run ends.
+///
+/// A database that cannot be written is said once through `report`; what a transient problem
+/// (a lock, a full disk, a read-only file) holds back is kept, bounded, and written once it can
+/// be: tried again at most every `retryDelay` (doubling) while a run lives, and whenever no run
+/// is; a damaged file or a newer schema turns history off until the next start. Either way the
+/// calls, runs and hooks go on.
+public final class HistorySink: EventSink, LoopHook {
+    public let path: String
+    private let settings: HistorySettings
+    private weak var loop: EventLoop?
+    private let clock: () -> Double
+    private let report: (String) -> Void
+    private let schema = EventSchema()
+
+    private var store: HistoryStore?
+    /// Calls left live by an earlier telwatch are closed, and old calls pruned, before the first write.
+    private var started = false
+    /// A damaged file or a newer schema: nothing more is tried.
+    private var isOff = false
+    private var said: HistoryProblem?
+    private var retryAt: Double?
+    private var failures = 0
+
+    /// Each live call's row as last queued, to tell a change worth writing from one that is not.
+    private var known: [String: KnownCall] = [:]
+    private var pending: [HistoryRow] = []
+    private var pendingIndex: [String: Int] = [:]
+    private var dropped = 0
+
+    private var runLive = false
+    private var liveCalls = 0
+    private var wroteSinceCheckpoint = false
+    private var checkpointDue = false
+    private var endedSincePrune = false
+    private var lastPrune = 0.0
+    private var pruneDue = false
+
+    /// Opens the database at once: calls an earlier telwatch left live are closed as `unknown`
+    /// and old calls pruned before anything else happens. `report` gets one line per problem.
+    public init(settings: HistorySettings, loop: EventLoop, clock: @escaping () -> Double = wallClockNow,
+                report: @escaping (String) -> Void) {
+        self.settings = settings
+        path = HistoryStore.path(in: settings.directory)
+        self.loop = loop
+        self.clock = clock
+        self.report = report
+        loop.addHook(self)
+        _ = openedStore()
+    }
+
+    // MARK: Events
+
+    public func receive(_ event: PipelineEvent, liveCalls: Int) {
+        guard !isOff else { return }
+        self.liveCalls = liveCalls
+        switch event {
+        case .calls(let events, let time):
+            for call in events { record(call, time: time) }
+        case .run(let run):
+            switch run.kind {
+            case .started: runLive = true
+            case .stopped: runLive = false; runEnded()
+            default: break
+            }
+        default:
+            break
+        }
+    }
+
+    private func record(_ event: TrackerEvent, time: Double) {
+        // `missed` repeats the `disconnected` before it, which carries `missed` already; the
+        // aggregate edges and announcements are not calls.
+        let call: CallSnapshot
+        switch event {
+        case .transition(let snapshot, _), .updated(let snapshot): call = snapshot
+        case .missed, .busy, .idle, .announced, .withdrawn: return
+        }
+        let earlier = known[call.id]
+        let print = CallPrint(call)
+        if let earlier, earlier.print == print { return }
+        var writer = RowWriter()
+        guard schema.write(event, time: time, liveCalls: liveCalls, into: &writer) else { return }
+        var row = writer.row
+        row.multiparty = row.multiparty || earlier?.multiparty == true
+        row.resumed = row.resumed || earlier?.resumed == true
+        if call.state == .disconnected {
+            known.removeValue(forKey: call.id)
+            endedSincePrune = true
+        } else {
+            known[call.id] = KnownCall(print: print, multiparty: row.multiparty, resumed: row.resumed)
+        }
+        enqueue(row)
+    }
+
+    private func enqueue(_ row: HistoryRow) {
+        if let index = pendingIndex[row.callID] {
+            pending[index] = row
+        } else if pending.count < settings.pendingLimit {
+            pendingIndex[row.callID] = pending.count
+            pending.append(row)
+        } else {
+            if dropped == 0 {
+                report("history: \(pending.count) calls are waiting to be written to \(path); "
+                       + "newer calls are not recorded until it can be written")
+            }
+            dropped += 1
+        }
+    }
+
+    /// No run is live: the database may be tidied (pruned once a day, checkpointed) now.
+    private func runEnded() {
+        checkpointDue = wroteSinceCheckpoint || !pending.isEmpty
+        let now = clock()
+        if settings.keep != nil, endedSincePrune, now - lastPrune >= HistorySink.day || now < lastPrune {
+            pruneDue = true
+        }
+    }
+
+    static let day = 86_400.0
+
+    // MARK: The loop turn
+
+    /// Writes what this turn changed, in one transaction, just before the loop waits.
+    public func prepare() -> Double? {
+        guard !isOff else { return nil }
+        let idle = !runLive && liveCalls == 0
+        let tidy = (checkpointDue || pruneDue) && idle
+        guard !pending.isEmpty || tidy else { return nil }
+        // After a failure, a run's turns try again only now and then (a lock costs a busy wait);
+        // a turn with no run live always does, so the end of a call writes what waited.
+        if let retryAt, !idle, monotonicNow() < retryAt { return nil }
+        flush(tidy: tidy)
+        return nil
+    }
+
+    public func afterWait(now: Double) {}
+
+    private func flush(tidy: Bool) {
+        guard let store = openedStore() else { return }
+        do {
+            try store.write(pending)
+            if !pending.isEmpty { wroteSinceCheckpoint = true }
+            pending.removeAll(keepingCapacity: true)
+            pendingIndex.removeAll(keepingCapacity: true)
+            if tidy {
+                if pruneDue { try prune(store) }
+                // The WAL reaches the disk here: a power cut loses at most what came after.
+                try store.checkpoint()
+                wroteSinceCheckpoint = false
+                checkpointDue = false
+                pruneDue = false
+            }
+            recovered()
+        } catch {
+            failed(error)
+        }
+    }
+
+    private func openedStore() -> HistoryStore? {
+        if let store { return store }
+        guard !isOff else { return nil }
+        do {
+            let opened = try HistoryStore.openForDaemon(path: path, busyTimeout: settings.busyTimeout)
+            if !started {
+                let closed = try opened.closeUnfinished()
+                if closed > 0 {
+                    report("history: \(closed) call\(closed == 1 ? "" : "s") left live by a telwatch that stopped "
+                           + "before \(closed == 1 ? "its" : "their") end \(closed == 1 ? "was" : "were") closed as unknown")
+                }
+                try prune(opened)
+                started = true
+            }
+            store = opened
+            return opened
+        } catch {
+            failed(error)
+            return nil
+        }
+    }
+
+    private func prune(_ store: HistoryStore) throws {
+        let now = clock()
+        if let keep = settings.keep { _ = try store.prune(before: now - keep) }
+        lastPrune = now
+        endedSincePrune = false
+    }
+
+    private func failed(_ error: Error) {
+        let problem = HistoryProblem(error, path: path)
+        // A lock is another program's, and the connection is fine; anything else opens afresh.
+        if problem != .locked {
+            store?.close()
+            store = nil
+        }
+        if problem.isPermanent {
+            isOff = true
+            pending.removeAll()
+            pendingIndex.removeAll()
+            known.removeAll()
+            report("history: \(problem.what(path)); calls are not recorded until telwatch starts again; "
+                   + "fix: \(problem.fix(path))")
+        } else {
+            failures += 1
+            // Tried again at a later turn, less often the longer it lasts: a lock held for an
+            // hour costs one busy wait a minute, not one a turn.
+            retryAt = monotonicNow() + min(60, settings.retryDelay * Double(1 << min(failures - 1, 6)))
+            if said != problem {
+                report("history: \(problem.what(path)); the calls are kept and written once it can be written")
+            }
+        }
+        said = problem
+    }
+
+    private func recovered() {
+        failures = 0
+        retryAt = nil
+        guard said != nil || dropped > 0 else { return }
+        report("history: writing to \(path) again"
+               + (dropped > 0 ? "; \(dropped) call\(dropped == 1 ? " was" : "s were") not recorded meanwhile" : ""))
+        said = nil
+        dropped = 0
+    }
+
+    // MARK: Shutting down
+
+    /// Writes what is left, closes the calls still live as `unknown` (telwatch will not see their
+    /// end) and closes the database. Bounded by the busy timeout.
+    public func finish(then done: @escaping () -> Void) {
+        if !isOff {
+            retryAt = nil
+            flush(tidy: false)
+            if !pending.isEmpty {
+                report("history: \(pending.count) call\(pending.count == 1 ? "" : "s") could not be written to "
+                       + "\(path) before telwatch stopped")
+            } else if let store {
+                do { _ = try store.closeUnfinished() } catch { failed(error) }
+            }
+        }
+        store?.close()
+        store = nil
+        loop?.removeHook(self)
+        done()
+    }
+
+    // MARK: For the D-Bus API
+
+    /// Marks every missed call seen (`MarkMissedSeen()`); returns how many were unseen. What is
+    /// waiting to be written is written first, so a call missed this very turn is marked too.
+    public func markMissedSeen() throws -> Int {
+        try writtenStore().markAllSeen()
+    }
+
+    /// Missed calls not marked seen yet (`MissedUnseen`).
+    public func missedUnseen() throws -> Int {
+        try writtenStore().unseenCount()
+    }
+
+    private func writtenStore() throws -> HistoryStore {
+        if !isOff {
+            retryAt = nil
+            flush(tidy: false)
+        }
+        guard let store, pending.isEmpty else {
+            throw said ?? HistoryProblem.unavailable("history is off")
+        }
+        return store
+    }
+}
+
+/// What of a call its row records, to tell a change worth writing (a state, an answer, a
+/// number) from one that is not (a held call resumed, a reason alone).
+private struct CallPrint: Equatable {
+    var state: CallState
+    var connected: Bool
+    var direction: CallDirection
+    var number: String
+    var name: String
+    var modem: String
+    var multiparty: Bool
+    var resumed: Bool
+
+    init(_ call: CallSnapshot) {
+        state = call.state
+        connected = call.connectedAt != nil
+        direction = call.direction
+        number = call.number
+        name = call.name
+        modem = call.modem
+        multiparty = call.multiparty
+        resumed = call.resumed
+    }
+}
+
+private struct KnownCall {
+    var print: CallPrint
+    /// Sticky: the row says so once any event did.
+    var multiparty: Bool
+    var resumed: Bool
+}
