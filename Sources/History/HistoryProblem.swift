@@ -65,7 +65,7 @@ public enum HistoryProblem: Error, Equatable, Sendable {
     }
 
     /// Free space below which a failed write is taken for a full disk.
-    static let nearlyFull: UInt64 = 1 << 20
+    public static let nearlyFull: UInt64 = 1 << 20
 
     /// History stays off until telwatch starts again.
     public var isPermanent: Bool {
@@ -98,9 +98,11 @@ public enum HistoryProblem: Error, Equatable, Sendable {
                 + "on a filesystem mounted read-write"
         case .full: return "free some space on the filesystem of \(path), or raise the file size limit (ulimit -f)"
         case .damaged:
-            return "move it away (mv \(path) \(path).broken); telwatch starts a new history at its next start"
+            // A WAL left beside a new database of the same name would be replayed into it.
+            return "move it away with its WAL (mv \(path) \(path).broken; mv \(path)-wal \(path).broken-wal, if there is "
+                + "one); telwatch starts a new history at its next start"
         case .newerSchema:
-            return "run the telwatch that wrote it, or move it away to start a new history"
+            return "run the telwatch that wrote it, or move it away with its WAL to start a new history"
         case .unavailable: return "check \(path) and its directory (a regular file, readable and writable)"
         }
     }

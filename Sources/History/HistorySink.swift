@@ -59,8 +59,9 @@ public final class HistorySink: EventSink, LoopHook {
 
     private var runLive = false
     private var liveCalls = 0
-    private var wroteSinceCheckpoint = false
-    private var checkpointDue = false
+    /// Written since the WAL was last synced.
+    private var wroteSinceSync = false
+    private var syncDue = false
     private var endedSincePrune = false
     private var lastPrune = 0.0
     private var pruneDue = false
@@ -137,9 +138,10 @@ public final class HistorySink: EventSink, LoopHook {
         }
     }
 
-    /// No run is live: the database may be tidied (pruned once a day, checkpointed) now.
+    /// No run is live: what it wrote is made durable, and the database tidied (pruned at most
+    /// daily, checkpointed when the WAL has grown), in the next turn with no call live.
     private func runEnded() {
-        checkpointDue = wroteSinceCheckpoint || !pending.isEmpty
+        syncDue = wroteSinceSync || !pending.isEmpty
         let now = clock()
         if settings.keep != nil, endedSincePrune, now - lastPrune >= HistorySink.day || now < lastPrune {
             pruneDue = true
@@ -147,6 +149,10 @@ public final class HistorySink: EventSink, LoopHook {
     }
 
     static let day = 86_400.0
+    /// The WAL is checkpointed between runs once it holds this many frames (about 4 MiB), and
+    /// while a run lives only past `walLimit` (a storm of calls that never idles).
+    static let checkpointFrames = 1000
+    static let walLimit = 10_000
 
     // MARK: The loop turn
 
@@ -154,7 +160,7 @@ public final class HistorySink: EventSink, LoopHook {
     public func prepare() -> Double? {
         guard !isOff else { return nil }
         let idle = !runLive && liveCalls == 0
-        let tidy = (checkpointDue || pruneDue) && idle
+        let tidy = (syncDue || pruneDue) && idle
         guard !pending.isEmpty || tidy else { return nil }
         // After a failure, a run's turns try again only now and then (a lock costs a busy wait);
         // a turn with no run live always does, so the end of a call writes what waited.
@@ -168,17 +174,24 @@ public final class HistorySink: EventSink, LoopHook {
     private func flush(tidy: Bool) {
         guard let store = openedStore() else { return }
         do {
-            try store.write(pending)
-            if !pending.isEmpty { wroteSinceCheckpoint = true }
+            // A run's last write syncs the WAL: a power cut loses at most the live run's calls.
+            let durable = tidy && syncDue
+            try store.write(pending, durable: durable)
+            if !pending.isEmpty { wroteSinceSync = !durable }
             pending.removeAll(keepingCapacity: true)
             pendingIndex.removeAll(keepingCapacity: true)
             if tidy {
                 if pruneDue { try prune(store) }
-                // The WAL reaches the disk here: a power cut loses at most what came after.
-                try store.checkpoint()
-                wroteSinceCheckpoint = false
-                checkpointDue = false
+                // Nothing left to write, but unsynced writes (a run that ended without a call's
+                // end): a checkpoint syncs them.
+                if wroteSinceSync || store.walFrames >= HistorySink.checkpointFrames {
+                    try store.checkpoint()
+                    wroteSinceSync = false
+                }
+                syncDue = false
                 pruneDue = false
+            } else if store.walFrames >= HistorySink.walLimit {
+                try store.checkpoint()
             }
             recovered()
         } catch {
@@ -198,6 +211,7 @@ public final class HistorySink: EventSink, LoopHook {
                            + "before \(closed == 1 ? "its" : "their") end \(closed == 1 ? "was" : "were") closed as unknown")
                 }
                 try prune(opened)
+                try opened.restartWAL()
                 started = true
             }
             store = opened

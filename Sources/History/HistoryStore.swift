@@ -4,13 +4,12 @@ import CSQLite
 /// command's (`telwatch log --mark-seen`, which needs it to exist already).
 ///
 /// Durability (docs/ARCHITECTURE.md, "Call history"): WAL with `synchronous=NORMAL`, so a commit
-/// is a write to the WAL and no fsync; the WAL reaches the disk at a checkpoint, which the daemon
-/// runs when a run has ended. No automatic checkpoint happens below `autoCheckpointPages`, so none
-/// stalls the loop while a call is live.
+/// is a few writes to the WAL and no fsync. The daemon asks for one sync (`write(_:durable:)`)
+/// when a run has ended, and checkpoints when it chooses (`walFrames`): SQLite's own automatic
+/// checkpoints are off. The WAL is started over right after a checkpoint (`restartWAL`), so no
+/// sync stalls the loop while a call is live.
 public final class HistoryStore {
     public static let fileName = "history.db"
-    /// Only a WAL this large is checkpointed while a run lives (a storm of calls that never idles).
-    static let autoCheckpointPages = 10_000
     /// A checkpointed WAL is cut back to this size.
     static let walSizeLimit = 4 << 20
 
@@ -39,8 +38,8 @@ public final class HistoryStore {
         guard mode == "wal" else {
             throw HistoryProblem.unavailable("its journal stays in \(mode ?? "no") mode, not WAL")
         }
-        try database.execute("PRAGMA synchronous = NORMAL; PRAGMA wal_autocheckpoint = \(autoCheckpointPages); "
-                             + "PRAGMA journal_size_limit = \(walSizeLimit)")
+        try database.execute("PRAGMA synchronous = NORMAL; PRAGMA journal_size_limit = \(walSizeLimit)")
+        database.trackWALFrames()
         try HistorySchema.migrate(database)
         return HistoryStore(path: path, database: database)
     }
@@ -70,11 +69,17 @@ public final class HistoryStore {
         database.close()
     }
 
-    /// Writes every row in one transaction: all of them, or none.
-    public func write(_ rows: [HistoryRow]) throws {
+    /// Frames in the WAL since it last started over.
+    public var walFrames: Int { database.walFrames }
+
+    /// Writes every row in one transaction: all of them, or none. `durable`: the commit syncs
+    /// the WAL, so this and every earlier commit survive a power cut.
+    public func write(_ rows: [HistoryRow], durable: Bool = false) throws {
         guard !rows.isEmpty else { return }
         let statement = try upsert ?? database.prepare(HistorySchema.upsert, persistent: true)
         upsert = statement
+        if durable { try database.execute("PRAGMA synchronous = FULL") }
+        defer { if durable { try? database.execute("PRAGMA synchronous = NORMAL") } }
         try database.transaction {
             for row in rows {
                 statement.reset()
@@ -131,8 +136,14 @@ public final class HistoryStore {
         try HistoryReader.summary(of: database).unseen
     }
 
-    /// Moves the WAL into the database and syncs both (see the type's note).
+    /// Moves the WAL into the database and syncs both, then starts the WAL over.
     public func checkpoint() throws {
-        try database.checkpoint()
+        if try database.checkpoint() { try restartWAL() }
+    }
+
+    /// The first commit into a new or fully checkpointed WAL rewrites its header and syncs it:
+    /// one page written now, while no call is live, pays that, so that no call's turn does.
+    public func restartWAL() throws {
+        try database.execute("PRAGMA user_version = \(HistorySchema.version)")
     }
 }

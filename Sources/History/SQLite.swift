@@ -23,6 +23,8 @@ public struct SQLiteError: Error, Equatable, CustomStringConvertible {
 /// One connection to one database file, used from one thread (the loop's, or a one-shot command's).
 final class SQLiteDatabase {
     private(set) var handle: OpaquePointer?
+    /// Frames in the WAL after the last commit, once `trackWALFrames()` was called.
+    private(set) var walFrames = 0
 
     /// `flags` are `SQLITE_OPEN_*`; a `file:` URI is accepted (`SQLITE_OPEN_URI` is added).
     init(path: String, flags: Int32) throws {
@@ -44,8 +46,19 @@ final class SQLiteDatabase {
     /// Closes the connection (the last one out checkpoints the WAL and removes it); safe twice.
     func close() {
         guard let handle else { return }
+        sqlite3_wal_hook(handle, nil, nil)
         sqlite3_close_v2(handle)
         self.handle = nil
+    }
+
+    /// Keeps `walFrames` up to date. It replaces SQLite's automatic checkpoints, which use the
+    /// same hook: the owner checkpoints when it chooses.
+    func trackWALFrames() {
+        sqlite3_wal_hook(handle, { context, _, _, frames in
+            guard let context else { return SQLITE_OK }
+            Unmanaged<SQLiteDatabase>.fromOpaque(context).takeUnretainedValue().walFrames = Int(frames)
+            return SQLITE_OK
+        }, Unmanaged.passUnretained(self).toOpaque())
     }
 
     /// How long a statement waits for another connection's lock before it fails with `SQLITE_BUSY`.
@@ -109,10 +122,14 @@ final class SQLiteDatabase {
         }
     }
 
-    /// Copies what the WAL holds into the database without waiting for anyone (`PASSIVE`).
-    func checkpoint() throws {
-        let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+    /// Copies what the WAL holds into the database without waiting for anyone (`PASSIVE`);
+    /// returns whether all of it was copied.
+    func checkpoint() throws -> Bool {
+        var frames: Int32 = 0
+        var copied: Int32 = 0
+        let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &frames, &copied)
         guard code == SQLITE_OK else { throw SQLiteDatabase.error(of: handle) }
+        return frames == copied
     }
 
     static func error(of handle: OpaquePointer?) -> SQLiteError {

@@ -193,6 +193,11 @@ struct Doctor {
                 let problem = HistoryProblem.readOnly("no write permission for this user")
                 return check(false, "call history: " + problem.what(path), fix: problem.fix(path))
             }
+            var filesystem = statvfs()
+            if statvfs(directory, &filesystem) == 0,
+               UInt64(filesystem.f_bavail) * UInt64(filesystem.f_frsize) < HistoryProblem.nearlyFull {
+                return check(false, "call history: " + HistoryProblem.full.what(path), fix: HistoryProblem.full.fix(path))
+            }
             let kept = options.historyKeep.map { "calls are kept \(Int(($0 / 86_400).rounded())) days" } ?? "every call is kept"
             check(true, "call history \(path): \(summary.calls) call\(summary.calls == 1 ? "" : "s"), "
                   + "\(summary.unseen) missed unseen; \(kept)")

@@ -299,7 +299,7 @@ final class HistorySinkTests: HistoryTestCase {
         turn()
         XCTAssertEqual(reports, ["history: \(path) was written by a newer telwatch (schema 7; this one knows 1); calls are "
                                  + "not recorded until telwatch starts again; fix: run the telwatch that wrote it, or move "
-                                 + "it away to start a new history"])
+                                 + "it away with its WAL to start a new history"])
         XCTAssertTrue(Files.bytes(path) == before, "the newer telwatch's file is not touched")
     }
 
