@@ -149,10 +149,10 @@ public final class HistorySink: EventSink, LoopHook {
     }
 
     static let day = 86_400.0
-    /// The WAL is checkpointed between runs once it holds this many frames (about 4 MiB), and
-    /// while a run lives only past `walLimit` (a storm of calls that never idles).
-    static let checkpointFrames = 1000
-    static let walLimit = 10_000
+    /// The WAL is checkpointed between runs once it holds this many frames (1 MiB, a few dozen
+    /// calls), and while a run lives only past `walLimit` (16 MiB: a storm that never idles).
+    static let checkpointFrames = 256
+    static let walLimit = 4096
 
     // MARK: The loop turn
 

@@ -11,7 +11,7 @@ import CSQLite
 public final class HistoryStore {
     public static let fileName = "history.db"
     /// A checkpointed WAL is cut back to this size.
-    static let walSizeLimit = 4 << 20
+    static let walSizeLimit = 1 << 20
 
     public let path: String
     private let database: SQLiteDatabase

@@ -95,7 +95,8 @@ enum Help {
     incoming, dialing, connected, disconnected, missed, updated. While any call is live it holds a
     background run: a logind inhibitor lock (the device does not suspend mid-call), your run
     command and your hooks. After every resume it reads all calls again and reports what changed
-    while the system slept (flagged resumed), calls that rang unseen as missed.
+    while the system slept (flagged resumed), calls that rang unseen as missed. Every call is
+    recorded in the state directory's history.db; telwatch log lists them.
 
     watch options:
       --backend auto|modemmanager|ofono  which stacks to follow (default auto: whichever run)
