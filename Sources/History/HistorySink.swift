@@ -45,6 +45,8 @@ public final class HistorySink: EventSink, LoopHook {
     private var store: HistoryStore?
     /// Calls left live by an earlier telwatch are closed, and old calls pruned, before the first write.
     private var started = false
+    /// Every stack has been read once: the start-up's own work is done, the database's may begin.
+    private var ready = false
     /// A damaged file or a newer schema: nothing more is tried.
     private var isOff = false
     private var said: HistoryProblem?
@@ -66,8 +68,10 @@ public final class HistorySink: EventSink, LoopHook {
     private var lastPrune = 0.0
     private var pruneDue = false
 
-    /// Opens the database at once: calls an earlier telwatch left live are closed as `unknown`
-    /// and old calls pruned before anything else happens. `report` gets one line per problem.
+    /// The database is opened once telwatch is ready (or for the first call, if that comes
+    /// first), so that it costs the start-up nothing: calls an earlier telwatch left live are
+    /// closed as `unknown` and old calls pruned before anything is written. `report` gets one
+    /// line per problem.
     public init(settings: HistorySettings, loop: EventLoop, clock: @escaping () -> Double = wallClockNow,
                 report: @escaping (String) -> Void) {
         self.settings = settings
@@ -76,7 +80,6 @@ public final class HistorySink: EventSink, LoopHook {
         self.clock = clock
         self.report = report
         loop.addHook(self)
-        _ = openedStore()
     }
 
     // MARK: Events
@@ -93,6 +96,8 @@ public final class HistorySink: EventSink, LoopHook {
             case .stopped: runLive = false; runEnded()
             default: break
             }
+        case .ready:
+            ready = true
         default:
             break
         }
@@ -161,10 +166,10 @@ public final class HistorySink: EventSink, LoopHook {
         guard !isOff else { return nil }
         let idle = !runLive && liveCalls == 0
         let tidy = (syncDue || pruneDue) && idle
-        guard !pending.isEmpty || tidy else { return nil }
-        // After a failure, a run's turns try again only now and then (a lock costs a busy wait);
-        // a turn with no run live always does, so the end of a call writes what waited.
-        if let retryAt, !idle, monotonicNow() < retryAt { return nil }
+        guard !pending.isEmpty || tidy || (ready && !started) else { return nil }
+        // After a failure, turns try again only now and then (a lock costs a busy wait), except
+        // one with rows to write and no run live: the end of a call writes what waited.
+        if let retryAt, monotonicNow() < retryAt, !(idle && (tidy || !pending.isEmpty)) { return nil }
         flush(tidy: tidy)
         return nil
     }

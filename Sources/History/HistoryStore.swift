@@ -12,6 +12,7 @@ public final class HistoryStore {
     public static let fileName = "history.db"
     /// A checkpointed WAL is cut back to this size.
     static let walSizeLimit = 1 << 20
+    static let cacheKiB = 256
 
     public let path: String
     private let database: SQLiteDatabase
@@ -38,7 +39,10 @@ public final class HistoryStore {
         guard mode == "wal" else {
             throw HistoryProblem.unavailable("its journal stays in \(mode ?? "no") mode, not WAL")
         }
-        try database.execute("PRAGMA synchronous = NORMAL; PRAGMA journal_size_limit = \(walSizeLimit)")
+        // A turn touches a few pages; SQLite's default cache (2 MiB) would be most of the daemon's
+        // own memory after a few thousand calls.
+        try database.execute("PRAGMA synchronous = NORMAL; PRAGMA journal_size_limit = \(walSizeLimit); "
+                             + "PRAGMA cache_size = -\(cacheKiB)")
         database.trackWALFrames()
         try HistorySchema.migrate(database)
         return HistoryStore(path: path, database: database)

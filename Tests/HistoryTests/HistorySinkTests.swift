@@ -87,6 +87,23 @@ final class HistorySinkTests: HistoryTestCase {
         XCTAssertEqual(try dataVersion(observer), version, "no transaction for changes history does not keep")
     }
 
+    func testTheDatabaseIsOpenedOnceTelwatchIsReadyOrForTheFirstCall() throws {
+        let history = startSink(ready: false)
+        turn()
+        XCTAssertFalse(Files.exists(path), "start-up pays nothing for the history")
+        history.receive(.ready(time: now), liveCalls: 0)
+        turn()
+        XCTAssertTrue(Files.exists(path))
+        history.finish {}
+        sink = nil
+        unlink(path)
+
+        startSink(ready: false)
+        ring(1, "+15550001")
+        turn()
+        XCTAssertEqual(try rows().map(\.number), ["+15550001"], "a call live before ready is recorded anyway")
+    }
+
     func testTheSinkNeverAsksTheLoopToWakeIt() throws {
         let history = startSink()
         runStarted()
@@ -257,11 +274,7 @@ final class HistorySinkTests: HistoryTestCase {
     }
 
     func testWhatWaitsIsBounded() throws {
-        var settings = HistorySettings(directory: directory, keep: nil)
-        settings.pendingLimit = 3
-        settings.retryDelay = 0
-        let history = HistorySink(settings: settings, loop: loop, report: { [unowned self] in self.reports.append($0) })
-        sink = history
+        startSink(keep: nil, pendingLimit: 3)
         let holder = try openDatabase()
         try holder.execute("BEGIN IMMEDIATE")
         for n in 1...5 { ring(n, "+1555000\(n)") }

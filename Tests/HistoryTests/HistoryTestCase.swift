@@ -34,14 +34,22 @@ class HistoryTestCase: XCTestCase {
         scratch?.remove()
     }
 
+    /// A sink as the daemon makes it; it opens the database once telwatch is `ready`, which
+    /// follows here at once unless `ready` is false.
     @discardableResult
-    func startSink(keep: Double? = 365 * 86_400, retryDelay: Double = 0, busyTimeout: Double = 0.05) -> HistorySink {
+    func startSink(keep: Double? = 365 * 86_400, retryDelay: Double = 0, busyTimeout: Double = 0.05,
+                   pendingLimit: Int = 4096, ready: Bool = true) -> HistorySink {
         var settings = HistorySettings(directory: directory, keep: keep)
         settings.retryDelay = retryDelay
         settings.busyTimeout = busyTimeout
+        settings.pendingLimit = pendingLimit
         let made = HistorySink(settings: settings, loop: loop, clock: { [unowned self] in self.now },
                                report: { [unowned self] in self.reports.append($0) })
         sink = made
+        if ready {
+            made.receive(.ready(time: now), liveCalls: tracker.liveCount)
+            turn()
+        }
         return made
     }
 
