@@ -40,24 +40,16 @@ public final class HistorySink: EventSink, LoopHook {
     private weak var loop: EventLoop?
     private let clock: () -> Double
     private let report: (String) -> Void
-    private let schema = EventSchema()
 
     private var store: HistoryStore?
+    private var pending: PendingRows
+    private var trouble: WriteTrouble
     /// Calls left live by an earlier telwatch are closed, and old calls pruned, before the first write.
     private var started = false
     /// Every stack has been read once: the start-up's own work is done, the database's may begin.
     private var ready = false
     /// A damaged file or a newer schema: nothing more is tried.
     private var isOff = false
-    private var said: HistoryProblem?
-    private var retryAt: Double?
-    private var failures = 0
-
-    /// Each live call's row as last queued, to tell a change worth writing from one that is not.
-    private var known: [String: KnownCall] = [:]
-    private var pending: [HistoryRow] = []
-    private var pendingIndex: [String: Int] = [:]
-    private var dropped = 0
 
     private var runLive = false
     private var liveCalls = 0
@@ -79,6 +71,8 @@ public final class HistorySink: EventSink, LoopHook {
         self.loop = loop
         self.clock = clock
         self.report = report
+        pending = PendingRows(limit: settings.pendingLimit)
+        trouble = WriteTrouble(delay: settings.retryDelay)
         loop.addHook(self)
     }
 
@@ -89,7 +83,15 @@ public final class HistorySink: EventSink, LoopHook {
         self.liveCalls = liveCalls
         switch event {
         case .calls(let events, let time):
-            for call in events { record(call, time: time) }
+            for call in events {
+                switch pending.record(call, time: time, liveCalls: liveCalls) {
+                case .ended: endedSincePrune = true
+                case .dropped(first: true):
+                    report("history: \(pending.count) calls are waiting to be written to \(path); "
+                           + "newer calls are not recorded until it can be written")
+                default: break
+                }
+            }
         case .run(let run):
             switch run.kind {
             case .started: runLive = true
@@ -100,46 +102,6 @@ public final class HistorySink: EventSink, LoopHook {
             ready = true
         default:
             break
-        }
-    }
-
-    private func record(_ event: TrackerEvent, time: Double) {
-        // `missed` repeats the `disconnected` before it, which carries `missed` already; the
-        // aggregate edges and announcements are not calls.
-        let call: CallSnapshot
-        switch event {
-        case .transition(let snapshot, _), .updated(let snapshot): call = snapshot
-        case .missed, .busy, .idle, .announced, .withdrawn: return
-        }
-        let earlier = known[call.id]
-        let print = CallPrint(call)
-        if let earlier, earlier.print == print { return }
-        var writer = RowWriter()
-        guard schema.write(event, time: time, liveCalls: liveCalls, into: &writer) else { return }
-        var row = writer.row
-        row.multiparty = row.multiparty || earlier?.multiparty == true
-        row.resumed = row.resumed || earlier?.resumed == true
-        if call.state == .disconnected {
-            known.removeValue(forKey: call.id)
-            endedSincePrune = true
-        } else {
-            known[call.id] = KnownCall(print: print, multiparty: row.multiparty, resumed: row.resumed)
-        }
-        enqueue(row)
-    }
-
-    private func enqueue(_ row: HistoryRow) {
-        if let index = pendingIndex[row.callID] {
-            pending[index] = row
-        } else if pending.count < settings.pendingLimit {
-            pendingIndex[row.callID] = pending.count
-            pending.append(row)
-        } else {
-            if dropped == 0 {
-                report("history: \(pending.count) calls are waiting to be written to \(path); "
-                       + "newer calls are not recorded until it can be written")
-            }
-            dropped += 1
         }
     }
 
@@ -167,9 +129,9 @@ public final class HistorySink: EventSink, LoopHook {
         let idle = !runLive && liveCalls == 0
         let tidy = (syncDue || pruneDue) && idle
         guard !pending.isEmpty || tidy || (ready && !started) else { return nil }
-        // After a failure, turns try again only now and then (a lock costs a busy wait), except
-        // one with rows to write and no run live: the end of a call writes what waited.
-        if let retryAt, monotonicNow() < retryAt, !(idle && (tidy || !pending.isEmpty)) { return nil }
+        // After a failure, turns try again only now and then, except one with rows to write and
+        // no run live: the end of a call writes what waited.
+        guard trouble.mayTry || (idle && (tidy || !pending.isEmpty)) else { return nil }
         flush(tidy: tidy)
         return nil
     }
@@ -181,10 +143,9 @@ public final class HistorySink: EventSink, LoopHook {
         do {
             // A run's last write syncs the WAL: a power cut loses at most the live run's calls.
             let durable = tidy && syncDue
-            try store.write(pending, durable: durable)
+            try store.write(pending.rows, durable: durable)
             if !pending.isEmpty { wroteSinceSync = !durable }
-            pending.removeAll(keepingCapacity: true)
-            pendingIndex.removeAll(keepingCapacity: true)
+            pending.written()
             if tidy {
                 if pruneDue { try prune(store) }
                 // Nothing left to write, but unsynced writes (a run that ended without a call's
@@ -241,33 +202,23 @@ public final class HistorySink: EventSink, LoopHook {
             store?.close()
             store = nil
         }
+        let news = trouble.failed(problem)
         if problem.isPermanent {
             isOff = true
-            pending.removeAll()
-            pendingIndex.removeAll()
-            known.removeAll()
+            pending.forget()
             report("history: \(problem.what(path)); calls are not recorded until telwatch starts again; "
                    + "fix: \(problem.fix(path))")
-        } else {
-            failures += 1
-            // Tried again at a later turn, less often the longer it lasts: a lock held for an
-            // hour costs one busy wait a minute, not one a turn.
-            retryAt = monotonicNow() + min(60, settings.retryDelay * Double(1 << min(failures - 1, 6)))
-            if said != problem {
-                report("history: \(problem.what(path)); the calls are kept and written once it can be written")
-            }
+        } else if news {
+            report("history: \(problem.what(path)); the calls are kept and written once it can be written")
         }
-        said = problem
     }
 
     private func recovered() {
-        failures = 0
-        retryAt = nil
-        guard said != nil || dropped > 0 else { return }
+        let wasSaid = trouble.succeeded()
+        let dropped = pending.takeDropped()
+        guard wasSaid || dropped > 0 else { return }
         report("history: writing to \(path) again"
                + (dropped > 0 ? "; \(dropped) call\(dropped == 1 ? " was" : "s were") not recorded meanwhile" : ""))
-        said = nil
-        dropped = 0
     }
 
     // MARK: Shutting down
@@ -276,7 +227,7 @@ public final class HistorySink: EventSink, LoopHook {
     /// end) and closes the database. Bounded by the busy timeout.
     public func finish(then done: @escaping () -> Void) {
         if !isOff {
-            retryAt = nil
+            trouble.tryNow()
             flush(tidy: false)
             if !pending.isEmpty {
                 report("history: \(pending.count) call\(pending.count == 1 ? "" : "s") could not be written to "
@@ -306,43 +257,12 @@ public final class HistorySink: EventSink, LoopHook {
 
     private func writtenStore() throws -> HistoryStore {
         if !isOff {
-            retryAt = nil
+            trouble.tryNow()
             flush(tidy: false)
         }
         guard let store, pending.isEmpty else {
-            throw said ?? HistoryProblem.unavailable("history is off")
+            throw trouble.said ?? HistoryProblem.unavailable("history is off")
         }
         return store
     }
-}
-
-/// What of a call its row records, to tell a change worth writing (a state, an answer, a
-/// number) from one that is not (a held call resumed, a reason alone).
-private struct CallPrint: Equatable {
-    var state: CallState
-    var connected: Bool
-    var direction: CallDirection
-    var number: String
-    var name: String
-    var modem: String
-    var multiparty: Bool
-    var resumed: Bool
-
-    init(_ call: CallSnapshot) {
-        state = call.state
-        connected = call.connectedAt != nil
-        direction = call.direction
-        number = call.number
-        name = call.name
-        modem = call.modem
-        multiparty = call.multiparty
-        resumed = call.resumed
-    }
-}
-
-private struct KnownCall {
-    var print: CallPrint
-    /// Sticky: the row says so once any event did.
-    var multiparty: Bool
-    var resumed: Bool
 }
