@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Layers run one way (docs/ARCHITECTURE.md): CLoop → Loop → DBus → BGRunManager / CallMonitor →
-// Pipeline → telwatch. A target lists exactly the modules it may import.
+// Pipeline → History → telwatch. A target lists exactly the modules it may import.
 let package = Package(
     name: "telwatch",
     products: [
@@ -16,13 +16,22 @@ let package = Package(
             pkgConfig: "dbus-1",
             providers: [.apt(["libdbus-1-dev"])]
         ),
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         .target(name: "Loop", dependencies: ["CLoop"]),
         .target(name: "DBus", dependencies: ["CDBus", "Loop"]),
         .target(name: "BGRunManager", dependencies: ["DBus", "Loop"]),
         .target(name: "CallMonitor", dependencies: ["DBus", "Loop"]),
         .target(name: "Pipeline", dependencies: ["BGRunManager", "CallMonitor", "Loop"]),
-        .executableTarget(name: "telwatch", dependencies: ["Pipeline", "CallMonitor", "BGRunManager", "DBus", "Loop"]),
+        .target(name: "History", dependencies: ["CSQLite", "Pipeline", "CallMonitor", "BGRunManager", "Loop"]),
+        .executableTarget(name: "telwatch",
+                          dependencies: ["History", "Pipeline", "CallMonitor", "BGRunManager", "DBus", "Loop"]),
         .executableTarget(name: "dbus-storm-receiver", dependencies: ["DBus", "Loop"], path: "bench/dbus-storm-receiver"),
+        .executableTarget(name: "history-bench", dependencies: ["History", "Pipeline", "CallMonitor", "BGRunManager", "Loop"],
+                          path: "bench/history-bench"),
 
         .target(name: "TestSupport", dependencies: ["CLoop", "CallMonitor", "DBus", "Loop"], path: "Tests/TestSupport"),
         .executableTarget(name: "telwatch-run-probe", dependencies: ["BGRunManager", "DBus", "Loop"], path: "Tests/RunProbe"),
@@ -30,8 +39,11 @@ let package = Package(
         .testTarget(name: "CallMonitorTests", dependencies: ["CallMonitor", "Loop", "TestSupport"]),
         .testTarget(name: "BGRunManagerTests", dependencies: ["BGRunManager", "Loop", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "CallMonitor", "BGRunManager", "Loop", "TestSupport"]),
+        .testTarget(name: "HistoryTests",
+                    dependencies: ["History", "CSQLite", "Pipeline", "CallMonitor", "BGRunManager", "Loop", "TestSupport"]),
         .testTarget(name: "TelwatchTests",
-                    dependencies: ["telwatch", "Pipeline", "CallMonitor", "BGRunManager", "DBus", "Loop", "TestSupport"]),
+                    dependencies: ["telwatch", "History", "CSQLite", "Pipeline", "CallMonitor", "BGRunManager", "DBus", "Loop",
+                                   "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["CallMonitor", "DBus", "Loop", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

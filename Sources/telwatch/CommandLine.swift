@@ -28,6 +28,9 @@ enum WatchArguments {
             case "--json", "--redact-numbers", "--wakelock", "--sleep-delay-lock":
                 try cursor.noValue(for: argument)
                 try options.set(String(argument.dropFirst(2)), "true")
+            case "--no-history":
+                try cursor.noValue(for: argument)
+                options.history = false
             case "--quiet", "-q", "--verbose", "-v":
                 try cursor.noValue(for: argument)
                 let wanted: WatchOptions.Verbosity = argument == "--quiet" || argument == "-q" ? .quiet : .verbose
@@ -41,7 +44,7 @@ enum WatchArguments {
                 options.runCommand = first == "--" ? cursor.rest() : [first]
                 guard !options.runCommand.isEmpty else { throw UsageError("--run needs a command: --run -- CMD ARGS…") }
             case "--backend", "--bus", "--inhibit", "--hooks", "--lease", "--heartbeat", "--hook-timeout",
-                 "--stop-grace", "--state-dir", "--resume-grace":
+                 "--stop-grace", "--state-dir", "--resume-grace", "--history-keep":
                 try options.set(String(argument.dropFirst(2)), try cursor.value(for: argument))
             case "--":
                 throw UsageError("unexpected '--' (the run command goes after --run: --run -- CMD ARGS…)")
@@ -82,6 +85,8 @@ enum Help {
     usage: telwatch [watch] [OPTIONS]
            telwatch status [--json] [--bus BUS] [--backend B] [--state-dir DIR]
            telwatch doctor [--bus BUS] [--backend B] [--inhibit WHAT[:MODE]] [--hooks DIR]
+           telwatch log [--missed] [--unseen] [--since D|DATE] [--number N] [--limit N] [--json|--csv]
+                        [--mark-seen]
            telwatch simulate [--bus BUS] [--modems N] [--exit] [SCRIPT | -]
            telwatch demo [--json] [--speed X]
            telwatch --version | --help | COMMAND --help
@@ -90,7 +95,8 @@ enum Help {
     incoming, dialing, connected, disconnected, missed, updated. While any call is live it holds a
     background run: a logind inhibitor lock (the device does not suspend mid-call), your run
     command and your hooks. After every resume it reads all calls again and reports what changed
-    while the system slept (flagged resumed), calls that rang unseen as missed.
+    while the system slept (flagged resumed), calls that rang unseen as missed. Every call is
+    recorded in the state directory's history.db; telwatch log lists them.
 
     watch options:
       --backend auto|modemmanager|ofono  which stacks to follow (default auto: whichever run)
@@ -108,8 +114,12 @@ enum Help {
                                          sleep before it happens (released at once, retaken on resume)
       --resume-grace DURATION|none       after a resume, keep the system awake this long so a call
                                          that woke it is handled (default none; e.g. 10s)
-      --state-dir DIR                    where the live run is recorded (default $STATE_DIRECTORY,
-                                         $XDG_STATE_HOME/telwatch or ~/.local/state/telwatch)
+      --state-dir DIR                    where the live run and the call history are kept (default
+                                         $STATE_DIRECTORY, $XDG_STATE_HOME/telwatch or
+                                         ~/.local/state/telwatch)
+      --no-history                       do not record calls in DIR/history.db (telwatch log)
+      --history-keep DURATION|0          drop calls first seen longer ago than this (default 365d;
+                                         0 keeps every call)
       --redact-numbers                   show only the last two digits of phone numbers
       --quiet | --verbose                less or more on stdout and stderr
       --config FILE                      KEY = VALUE settings (the long option names); flags win
@@ -118,14 +128,40 @@ enum Help {
              configuration (hooks, verbosity, redaction at once; the rest at the next start);
              SIGUSR1 prints a stats line.
 
-    exit status: 0 stopped by SIGINT/SIGTERM or done; 1 failure; 2 bad usage or config;
-                 3 the bus is unreachable or was lost (restart me); 4 doctor found problems
+    exit status: 0 stopped by SIGINT/SIGTERM or done; 1 failure (log: the history cannot be read);
+                 2 bad usage or config; 3 the bus is unreachable or was lost (restart me);
+                 4 doctor found problems
 
     examples:
       telwatch demo                                  see it work, with no modem at all
       telwatch --json | jq -c 'select(.event=="incoming") | .number'
       telwatch --hooks ~/.config/telwatch/hooks --run -- pw-play ~/keepalive.wav
       telwatch doctor
+      telwatch log --missed --unseen
+    """
+
+    static let log = """
+    usage: telwatch log [--missed] [--unseen] [--since DURATION|DATE] [--number N] [--limit N]
+                        [--json | --csv] [--mark-seen] [--redact-numbers] [--state-dir DIR] [--config FILE]
+
+    The calls telwatch recorded (DIR/history.db), newest first: when, the direction, the number,
+    answered, missed, unanswered, live or unknown (telwatch stopped before the call ended), how
+    long, and the call's id. Works while telwatch runs, and for any user who may read DIR.
+
+      --missed                 only missed calls
+      --unseen                 only missed calls not marked seen yet
+      --since DURATION|DATE    calls first seen since then: 2h, 7d, 2026-11-29, 2026-11-29 08:00
+      --number N               calls whose number contains N
+      --limit N                at most N calls
+      --json                   JSON Lines with the event stream's key names (and unseen)
+      --csv                    CSV (RFC 4180) with the same columns; a cell that a spreadsheet
+                               would run as a formula (=, +, -, @) starts with a '
+      --mark-seen              mark the missed calls listed as seen
+    exit status: 0 listed (also when nothing matched); 1 the history cannot be read; 2 bad usage.
+
+    examples:
+      telwatch log --missed --unseen --mark-seen
+      telwatch log --since 7d --json | jq -r 'select(.missed) | .number'
     """
 
     static let status = """
@@ -142,12 +178,13 @@ enum Help {
 
     static let doctor = """
     usage: telwatch doctor [--bus BUS] [--backend B] [--inhibit WHAT[:MODE]|none] [--hooks DIR] [--state-dir DIR]
-                           [--sleep-delay-lock] [--config FILE]
+                           [--sleep-delay-lock] [--no-history] [--config FILE]
 
     Checks what telwatch needs: the bus, which stacks run and how many modems have voice, whether
     oFono's policy lets this user read calls, whether an inhibitor lock can be taken, whether the
-    hooks are executable, the last sleep and resume (✘ if the last sleep came while a call was
-    live). One line each, ✔ or ✘ with the fix. Exit status 4 if anything is ✘.
+    hooks are executable, whether the call history can be read and written (not damaged, not of a
+    newer telwatch), the last sleep and resume (✘ if the last sleep came while a call was live).
+    One line each, ✔ or ✘ with the fix. Exit status 4 if anything is ✘.
     """
 
     static let demo = """

@@ -2,6 +2,7 @@ import BGRunManager
 import CallMonitor
 import DBus
 import Glibc
+import History
 
 /// `telwatch doctor`: what is reachable and allowed, one line each, with the fix for what is not —
 /// the Linux answer to the seed's `isMultitaskingSupported` check.
@@ -46,6 +47,7 @@ struct Doctor {
         checkDelayLock(connection)
         checkHooks()
         checkStateDirectory()
+        checkHistory()
         checkLastSleep()
         output.write(problems == 0 ? "all checks passed" : "\(problems) problem\(problems == 1 ? "" : "s") found")
         return problems == 0 ? ExitStatus.success : ExitStatus.problemsFound
@@ -170,6 +172,39 @@ struct Doctor {
               "hooks in \(directory): \(executable.isEmpty ? "none" : executable.sorted().joined(separator: ", "))"
                 + (notExecutable.isEmpty ? "" : "; not executable: \(notExecutable.sorted().joined(separator: ", "))"),
               fix: "chmod +x the hooks that should run")
+    }
+
+    /// The call history: readable, undamaged, of a schema this telwatch knows, and writable.
+    private mutating func checkHistory() {
+        guard options.history else { return note("call history is off (history = false, or --no-history)") }
+        guard let directory = options.stateDirectory ?? RunStateStore.defaultDirectory() else { return }
+        let path = HistoryStore.path(in: directory)
+        do {
+            guard let reader = try HistoryReader(path: path, busyTimeout: 1) else {
+                return note("call history \(path) will be created at the first start")
+            }
+            let damage = try reader.quickCheck()
+            guard damage == "ok" else {
+                let problem = HistoryProblem.damaged(damage)
+                return check(false, "call history: " + problem.what(path), fix: problem.fix(path))
+            }
+            let summary = try reader.summary()
+            guard access(path, W_OK) == 0 && access(directory, W_OK) == 0 else {
+                let problem = HistoryProblem.readOnly("no write permission for this user")
+                return check(false, "call history: " + problem.what(path), fix: problem.fix(path))
+            }
+            var filesystem = statvfs()
+            if statvfs(directory, &filesystem) == 0,
+               UInt64(filesystem.f_bavail) * UInt64(filesystem.f_frsize) < HistoryProblem.nearlyFull {
+                return check(false, "call history: " + HistoryProblem.full.what(path), fix: HistoryProblem.full.fix(path))
+            }
+            let kept = options.historyKeep.map { "calls are kept \(Int(($0 / 86_400).rounded())) days" } ?? "every call is kept"
+            check(true, "call history \(path): \(summary.calls) call\(summary.calls == 1 ? "" : "s"), "
+                  + "\(summary.unseen) missed unseen; \(kept)")
+        } catch {
+            let problem = HistoryProblem(error, path: path)
+            check(false, "call history: " + problem.what(path), fix: problem.fix(path))
+        }
     }
 
     private mutating func checkStateDirectory() {

@@ -49,6 +49,10 @@ struct WatchOptions {
     var sleepDelayLock = false
     /// After a resume, hold a sleep block lock this long (seconds); nil = none.
     var resumeGrace: Double?
+    /// Record every call in `history.db` in the state directory.
+    var history = true
+    /// Calls first seen longer ago than this leave the history (seconds); nil keeps them forever.
+    var historyKeep: Double? = 365 * 86_400
 }
 
 extension WatchOptions {
@@ -72,6 +76,8 @@ extension WatchOptions {
         compare("wakelock", \.wakelock)
         compare("sleep-delay-lock", \.sleepDelayLock)
         compare("resume-grace", \.resumeGrace)
+        compare("history", \.history)
+        compare("history-keep", \.historyKeep)
         return changed.reduce(into: []) { if !$0.contains($1) { $0.append($1) } }
     }
 }
@@ -179,6 +185,24 @@ extension Parse {
         return value * scale
     }
 
+    /// `history-keep`: `0` keeps every call; otherwise a duration of at least a day (pruning
+    /// happens at most daily), such as `90d` or `365d`.
+    static func retention(_ text: String, for option: String) throws -> Double? {
+        if text == "0" { return nil }
+        var number = text
+        var scale = 1.0
+        for (suffix, factor) in [("s", 1.0), ("m", 60.0), ("h", 3600.0), ("d", 86_400.0)] where number.hasSuffix(suffix) {
+            number = String(number.dropLast(suffix.count))
+            scale = factor
+            break
+        }
+        guard let value = Double(number), value.isFinite, value * scale >= 86_400, value * scale <= 100 * 366 * 86_400 else {
+            throw UsageError("\(option) takes 0 (keep every call) or a duration of at least 1d, such as 90d or 365d, "
+                             + "not \(quoted(text))")
+        }
+        return value * scale
+    }
+
     /// A directory given by path: never empty, and absolute where a daemon's working directory
     /// would otherwise decide where it lands.
     static func directory(_ text: String, for option: String, absolute: Bool) throws -> String {
@@ -250,6 +274,8 @@ extension WatchOptions {
         case "wakelock": wakelock = try Parse.bool(value, for: option)
         case "sleep-delay-lock": sleepDelayLock = try Parse.bool(value, for: option)
         case "resume-grace": resumeGrace = value == "none" ? nil : try Parse.seconds(value, for: option)
+        case "history": history = try Parse.bool(value, for: option)
+        case "history-keep": historyKeep = try Parse.retention(value, for: option)
         // `--quiet` and `--verbose` are long option names too, so the config file takes them.
         case "quiet":
             if try Parse.bool(value, for: option) { verbosity = .quiet } else if verbosity == .quiet { verbosity = .normal }

@@ -2,13 +2,14 @@ import BGRunManager
 import CallMonitor
 import DBus
 import Glibc
+import History
 import Loop
 import Pipeline
 
 /// The watch pipeline, assembled from the options: bus → CallMonitor → tracker → sinks.
 /// `telwatch watch` runs it against a real stack, `telwatch demo` against the built-in simulator;
 /// the output is the same either way. The order of the sinks is set here, once
-/// (docs/ARCHITECTURE.md, "The pipeline"): warnings, the event stream, runs, call hooks.
+/// (docs/ARCHITECTURE.md, "The pipeline"): warnings, the event stream, runs, call hooks, history.
 final class WatchSession {
     let options: WatchOptions
     let loop: EventLoop
@@ -26,6 +27,8 @@ final class WatchSession {
     var reloadOptions: () throws -> WatchOptions? = { nil }
     private var monitor: CallMonitor!
     private var runs: BGRunManager?
+    /// The call history, when it is on (for the D-Bus API's `MarkMissedSeen()` and `MissedUnseen`).
+    private(set) var history: HistorySink?
     private var sleep: SleepCoordinator?
     private var signalSource: SignalSource?
     private var pendingSync: Set<BackendKind>
@@ -68,6 +71,7 @@ final class WatchSession {
         let telManager = TelManager(runs: runs)
         pipeline.append(telManager)
         pipeline.append(CallHookSink(hooks: hooks, runs: telManager))
+        if let history = historySink() { self.history = history; pipeline.append(history) }
 
         let monitor = CallMonitor(connection: connection, backends: options.backend, onEvents: { [weak self] events in
             self?.pipeline.send(.calls(events, time: wallClockNow()))
@@ -79,6 +83,18 @@ final class WatchSession {
         stream.onBroken = { [weak self] in self?.loop.soon { self?.stop(status: ExitStatus.success) } }
         // After both connections' hooks, which dispatch the turn's messages.
         stream.holdLinesForEachTurn(of: loop)
+    }
+
+    /// History lives in this telwatch's own state directory: its instance lock keeps a second
+    /// telwatch from closing the first one's live calls as unknown.
+    private func historySink() -> HistorySink? {
+        guard options.history else { return nil }
+        guard let directory = runs?.stateStore?.directory else {
+            warn("history: off: telwatch has no usable state directory to keep it in")
+            return nil
+        }
+        return HistorySink(settings: HistorySettings(directory: directory, keep: options.historyKeep), loop: loop,
+                           report: { warn($0) })
     }
 
     private func runConfiguration() -> RunConfiguration {

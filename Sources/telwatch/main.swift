@@ -5,6 +5,9 @@ let version = "0.2.0"
 
 // A closed stdout is noticed as EPIPE (and ends the watch cleanly), not as a fatal signal.
 signal(SIGPIPE, SIG_IGN)
+// A file size limit (ulimit -f) makes a write fail with EFBIG, which the history reports as a full
+// disk, instead of killing the daemon mid-call.
+signal(SIGXFSZ, SIG_IGN)
 
 func runWatch(_ arguments: [String]) -> Int32 {
     switch WatchArguments.parseOrExit(arguments, help: Help.main) {
@@ -24,10 +27,11 @@ case "--help", "-h", "help": LineWriter(fd: 1).write(Help.main); status = ExitSt
 case "watch": status = runWatch(rest)
 case "status": status = StatusCommand.run(rest)
 case "doctor": status = DoctorCommand.run(rest)
+case "log": status = LogCommand.run(rest)
 case "simulate": status = SimulateCommand.run(rest)
 case "demo": status = DemoCommand.run(rest)
 case let first? where !first.hasPrefix("-"):
-    warn("unknown command '\(first)' (commands: watch, status, doctor, simulate, demo; see telwatch --help)")
+    warn("unknown command '\(first)' (commands: watch, status, doctor, log, simulate, demo; see telwatch --help)")
     status = ExitStatus.usage
 default: status = runWatch(arguments)
 }

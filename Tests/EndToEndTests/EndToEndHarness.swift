@@ -61,6 +61,22 @@ final class EndToEndHarness {
 
     static var telwatchPath: String { BuildProducts.path("telwatch") }
 
+    /// The calls `telwatch log --json` lists, newest first, each as
+    /// `NUMBER STATE DIRECTION answered|unanswered [missed unseen] reason=R`.
+    func history(file: StaticString = #filePath, line: UInt = #line) throws -> [String] {
+        let result = try fixture.run([Self.telwatchPath, "log", "--json", "--state-dir", stateDirectory])
+        XCTAssertEqual(result.status, .exited(0), result.log, file: file, line: line)
+        return try result.output.split(separator: "\n").map { text in
+            let row = try XCTUnwrap(JSONLine.object(String(text)), String(text), file: file, line: line)
+            var parts = [row["number"] as? String ?? "?", row["state"] as? String ?? "?", row["direction"] as? String ?? "?",
+                         row["connected_at"] is NSNull ? "unanswered" : "answered"]
+            if row["missed"] as? Bool == true { parts.append("missed") }
+            if row["unseen"] as? Bool == true { parts.append("unseen") }
+            parts.append("reason=" + (row["reason"] as? String ?? "-"))
+            return parts.joined(separator: " ")
+        }
+    }
+
     /// Starts `telwatch watch --json` on the private bus and reads up to its `ready` line.
     /// Returns the summaries of the lines before and including `ready`.
     @discardableResult

@@ -110,6 +110,8 @@ class EndToEndTestCase: XCTestCase {
         world.expect(ended + [runStopped])
         world.assertNoLock("after the missed call")
         world.stopTelwatch()
+        XCTAssertEqual(try world.history(), ["+15550001 disconnected incoming unanswered missed unseen "
+                                             + "reason=\(reasons.callerGaveUp)"])
     }
 
     /// A bare RING first, the caller's number (+CLIP) later: one call, updated, not a second one.
@@ -191,6 +193,8 @@ class EndToEndTestCase: XCTestCase {
         world.assertNoLock("after both calls")
         XCTAssertEqual(try modem.calls(), [], "the simulated modem has no call left")
         world.stopTelwatch()
+        XCTAssertEqual(try world.history(), ["+15552222 disconnected incoming answered reason=\(reasons.remoteHangup)",
+                                             "+15551111 disconnected incoming answered reason=\(reasons.hangupAll)"])
     }
 
     func daemonKilledMidCallThenRestarted() throws {

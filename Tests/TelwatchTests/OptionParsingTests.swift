@@ -79,6 +79,8 @@ final class OptionParsingTests: XCTestCase {
         XCTAssertFalse(options.wakelock)
         XCTAssertFalse(options.sleepDelayLock)
         XCTAssertNil(options.resumeGrace)
+        XCTAssertTrue(options.history)
+        XCTAssertEqual(options.historyKeep, 365 * 86_400)
     }
 
     func testEveryOptionWithAValueParsesTheSameInBothSpellings() throws {
@@ -106,6 +108,10 @@ final class OptionParsingTests: XCTestCase {
             ("--state-dir", "/var/lib/telwatch", { $0.stateDirectory == "/var/lib/telwatch" }),
             ("--resume-grace", "10s", { $0.resumeGrace == 10 }),
             ("--resume-grace", "none", { $0.resumeGrace == nil }),
+            ("--history-keep", "30d", { $0.historyKeep == 30 * 86_400 }),
+            ("--history-keep", "48h", { $0.historyKeep == 2 * 86_400 }),
+            ("--history-keep", "0", { $0.historyKeep == nil }),
+            ("--history-keep", "3650d", { $0.historyKeep == 3650 * 86_400 }),
         ]
         for (option, value, check) in cases {
             XCTAssertTrue(check(try parse([option, value])), "\(option) \(value)")
@@ -188,6 +194,8 @@ final class OptionParsingTests: XCTestCase {
         sleep-delay-lock = TRUE
         resume-grace = 10s
         verbosity = verbose
+        history = false
+        history-keep = 90d
         """)
         let options = try parse(["--config", path])
         XCTAssertEqual(options.backend, .ofono)
@@ -210,6 +218,8 @@ final class OptionParsingTests: XCTestCase {
         XCTAssertTrue(options.sleepDelayLock)
         XCTAssertEqual(options.resumeGrace, 10)
         XCTAssertEqual(options.verbosity, .verbose)
+        XCTAssertFalse(options.history)
+        XCTAssertEqual(options.historyKeep, 90 * 86_400)
     }
 
     func testConfigFileTakesQuietAndVerboseLikeTheFlags() throws {
@@ -236,6 +246,19 @@ final class OptionParsingTests: XCTestCase {
         XCTAssertEqual(options.inhibitWhat, "sleep")
         XCTAssertEqual(options.inhibitMode, "block")
         XCTAssertEqual(options.lease, 4 * 3600)
+        XCTAssertEqual(options.historyKeep, 365 * 86_400)
+        XCTAssertTrue(options.history)
+    }
+
+    func testNoHistoryTurnsTheHistoryOffAndAKeepBelowADayIsRefused() throws {
+        XCTAssertFalse(try parse(["--no-history"]).history)
+        XCTAssertFalse(try parse(["--config", try config("history = true\n"), "--no-history"]).history, "the flag wins")
+        XCTAssertEqual(usageError(["--no-history=1"]), "--no-history takes no value")
+        for bad in ["12h", "soon", "-1d", "1e9d", ""] {
+            XCTAssertEqual(usageError(["--history-keep", bad]),
+                           "--history-keep takes 0 (keep every call) or a duration of at least 1d, such as 90d or 365d, "
+                           + "not '\(bad)'")
+        }
     }
 
     func testFlagsWinOverTheConfigFileWhereverItStands() throws {
@@ -442,6 +465,7 @@ final class OptionParsingTests: XCTestCase {
         ("--hook-timeout", "5s"), ("--run", "cmd"), ("--stop-grace", "1"), ("--lease", "1h"), ("--heartbeat", "1m"),
         ("--wakelock", nil), ("--sleep-delay-lock", nil), ("--resume-grace", "10s"), ("--state-dir", "/s"),
         ("--redact-numbers", nil), ("--quiet", nil), ("-q", nil), ("--verbose", nil), ("-v", nil), ("--config", nil),
+        ("--no-history", nil), ("--history-keep", "30d"),
     ]
 
     private func assertTakes(_ command: String, exactly accepted: Set<String>, configPath: String,
@@ -478,13 +502,37 @@ final class OptionParsingTests: XCTestCase {
 
     func testDoctorTakesOnlyWhatItsUsageLineNamesAndReadsTheConfigFile() throws {
         XCTAssertEqual(DoctorCommand.acceptedOptions, ["--bus", "--backend", "--inhibit", "--hooks", "--state-dir",
-                                                       "--sleep-delay-lock", "--config"])
+                                                       "--sleep-delay-lock", "--no-history", "--config"])
         let path = try config("inhibit = sleep:delay\nhooks = /from/file\n")
         try assertTakes("doctor", exactly: DoctorCommand.acceptedOptions, configPath: path)
         let options = try parse(["--config", path, "--hooks", "/from/flag"], command: "doctor",
                                 accepting: DoctorCommand.acceptedOptions)
         XCTAssertEqual(options.inhibitMode, "delay")
         XCTAssertEqual(options.hooksDirectory, "/from/flag")
+    }
+
+    func testLogTakesOnlyWhatItsUsageLineNamesAndItsOwnFilters() throws {
+        XCTAssertEqual(LogCommand.acceptedOptions, ["--json", "--redact-numbers", "--state-dir", "--config"])
+        try assertTakes("log", exactly: LogCommand.acceptedOptions, configPath: try config("state-dir = /from/file\n"))
+    }
+
+    func testLogSinceTakesADurationOrALocalDate() throws {
+        let now = 1_780_000_000.0
+        XCTAssertEqual(try Parse.since("2h", now: now), now - 7200)
+        XCTAssertEqual(try Parse.since("7d", now: now), now - 7 * 86_400)
+        XCTAssertEqual(try Parse.since("1w", now: now), now - 7 * 86_400)
+        XCTAssertEqual(try Parse.since("90m", now: now), now - 5400)
+        XCTAssertEqual(try Parse.since("2026-05-31T10:11:12Z", now: now), 1_780_222_272)
+        XCTAssertEqual(try Parse.since("2026-05-31Z", now: now), 1_780_185_600)
+        // Local times: whatever the zone, a date is its midnight and a time is on that day.
+        let midnight = try Parse.since("2026-05-31", now: now)
+        XCTAssertEqual(try Parse.since("2026-05-31 08:30", now: now), midnight + 8.5 * 3600)
+        XCTAssertEqual(try Parse.since("2026-05-31T08:30:15", now: now), midnight + 8.5 * 3600 + 15)
+        for bad in ["yesterday", "2h ago", "2026-13-01", "2026-05-31 25:00", "31/05/2026", "", "-2h"] {
+            XCTAssertThrowsError(try Parse.since(bad, now: now), bad)
+        }
+        XCTAssertEqual(try Parse.limit("20"), 20)
+        for bad in ["0", "-1", "ten", ""] { XCTAssertThrowsError(try Parse.limit(bad), bad) }
     }
 
     func testDemoTakesOnlyWhatItsUsageLineNames() throws {

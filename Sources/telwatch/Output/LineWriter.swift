@@ -46,6 +46,12 @@ final class LineWriter {
         held.removeAll(keepingCapacity: held.capacity <= 2 * LineWriter.heldLimit)
     }
 
+    /// Text written exactly as it is, line ends included.
+    func write(raw text: String) {
+        var copy = text
+        copy.withUTF8 { write(buffer: $0) }
+    }
+
     private func write(buffer: UnsafeBufferPointer<UInt8>) {
         guard !isBroken, let base = buffer.baseAddress else { return }
         var offset = 0

@@ -1,0 +1,110 @@
+import Pipeline
+
+/// One call as history keeps it. Its fields are the call events' own keys (`EventSchema`), read
+/// from an event through `RowWriter` and written back out (`write(into:)`) under the same names,
+/// so `telwatch log --json` and the event stream never disagree on what a key means. History
+/// adds one key, `unseen`, and one state, `unknown`: a call whose end telwatch never saw.
+public struct HistoryRow: Equatable, Sendable {
+    public var callID = ""
+    public var backend = ""
+    public var modem = ""
+    public var path = ""
+    /// `incoming`, `dialing`, `connected` while live; `disconnected` once ended; `unknown` when
+    /// telwatch stopped before it saw the end (closed at its next start, or as it stopped).
+    public var state = ""
+    public var direction = ""
+    /// As the stack gave it: hostile bytes are stored as they came, and escaped where printed.
+    public var number = ""
+    public var name = ""
+    public var reason: String?
+    /// Sticky: the call was in a conference at some point.
+    public var multiparty = false
+    public var initial = false
+    /// Sticky: something about the call was learned by the read after a resume.
+    public var resumed = false
+    public var missed = false
+    /// A missed call nobody has marked seen (`telwatch log --mark-seen`).
+    public var unseen = false
+    public var firstSeen = 0.0
+    public var connectedAt: Double?
+    public var endedAt: Double?
+    public var duration: Double?
+
+    public init() {}
+
+    /// The states of a call that is still going on, as far as the row knows.
+    public static let liveStates = ["incoming", "dialing", "connected"]
+    /// The state of a call whose end telwatch never saw.
+    public static let unknownState = "unknown"
+
+    public var isLive: Bool { HistoryRow.liveStates.contains(state) }
+
+    /// Every key, in the event stream's order with `unseen` after `missed`.
+    public func write<W: EventFieldWriter>(into writer: inout W) {
+        writer.add("call_id", callID)
+        writer.add("backend", backend)
+        writer.add("modem", modem)
+        writer.add("path", path)
+        writer.add("state", state)
+        writer.add("direction", direction)
+        writer.add("number", number)
+        writer.add("name", name)
+        writer.add("reason", reason)
+        writer.add("multiparty", multiparty)
+        writer.add("initial", initial)
+        writer.add("resumed", resumed)
+        writer.add("missed", missed)
+        writer.add("unseen", unseen)
+        writer.add("first_seen", time: firstSeen)
+        writer.add("connected_at", time: connectedAt)
+        writer.add("ended_at", time: endedAt)
+        writer.add("duration", seconds: duration)
+    }
+}
+
+/// Reads a call event's fields, as `EventSchema` writes them, into a row. Keys that describe
+/// the event rather than the call (`event`, `time`, `previous`, `detail`, `live_calls`) are
+/// not kept.
+struct RowWriter: EventFieldWriter {
+    var row = HistoryRow()
+
+    mutating func add(_ name: String, _ value: String?) {
+        switch name {
+        case "call_id": row.callID = value ?? ""
+        case "backend": row.backend = value ?? ""
+        case "modem": row.modem = value ?? ""
+        case "path": row.path = value ?? ""
+        case "state": row.state = value ?? ""
+        case "direction": row.direction = value ?? ""
+        case "number": row.number = value ?? ""
+        case "name": row.name = value ?? ""
+        case "reason": row.reason = value
+        default: break
+        }
+    }
+
+    mutating func add(_ name: String, _ value: Bool) {
+        switch name {
+        case "multiparty": row.multiparty = value
+        case "initial": row.initial = value
+        case "resumed": row.resumed = value
+        case "missed": row.missed = value
+        default: break
+        }
+    }
+
+    mutating func add(_ name: String, _ value: Int) {}
+
+    mutating func add(_ name: String, seconds value: Double?) {
+        if name == "duration" { row.duration = value }
+    }
+
+    mutating func add(_ name: String, time value: Double?) {
+        switch name {
+        case "first_seen": row.firstSeen = value ?? 0
+        case "connected_at": row.connectedAt = value
+        case "ended_at": row.endedAt = value
+        default: break
+        }
+    }
+}

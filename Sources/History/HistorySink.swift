@@ -1,0 +1,268 @@
+import BGRunManager
+import CallMonitor
+import Loop
+import Pipeline
+
+/// Where the daemon keeps its history and for how long.
+public struct HistorySettings: Sendable {
+    /// The state directory; the database is `history.db` in it.
+    public var directory: String
+    /// Calls first seen longer ago than this (seconds) are removed; nil keeps every call.
+    public var keep: Double?
+    /// The longest the loop waits for another program's lock on the database.
+    public var busyTimeout = 0.05
+    /// Rows kept in memory while the database cannot be written; past this, new calls are not recorded.
+    public var pendingLimit = 4096
+    /// After a failed write, the first turn this long after it tries again; each further failure
+    /// doubles the wait, up to a minute.
+    public var retryDelay = 1.0
+
+    public init(directory: String, keep: Double?) {
+        self.directory = directory
+        self.keep = keep
+    }
+}
+
+/// Records every call in the history database: one row per call, written when the call is
+/// first seen and brought up to date as it changes and ends. It collects the rows a loop turn
+/// changed and commits them in one transaction in `prepare()`, before the loop waits, so the
+/// event stream, the runs and the hooks never wait on the disk (docs/ARCHITECTURE.md, "Call
+/// history"). It arms no timer: pruning and checkpoints happen after a run ends.
+///
+/// A database that cannot be written is said once through `report`; what a transient problem
+/// (a lock, a full disk, a read-only file) holds back is kept, bounded, and written once it can
+/// be: tried again at most every `retryDelay` (doubling) while a run lives, and whenever no run
+/// is; a damaged file or a newer schema turns history off until the next start. Either way the
+/// calls, runs and hooks go on.
+public final class HistorySink: EventSink, LoopHook {
+    public let path: String
+    private let settings: HistorySettings
+    private weak var loop: EventLoop?
+    private let clock: () -> Double
+    private let report: (String) -> Void
+
+    private var store: HistoryStore?
+    private var pending: PendingRows
+    private var trouble: WriteTrouble
+    /// Calls left live by an earlier telwatch are closed, and old calls pruned, before the first write.
+    private var started = false
+    /// Every stack has been read once: the start-up's own work is done, the database's may begin.
+    private var ready = false
+    /// A damaged file or a newer schema: nothing more is tried.
+    private var isOff = false
+
+    private var runLive = false
+    private var liveCalls = 0
+    /// Written since the WAL was last synced.
+    private var wroteSinceSync = false
+    private var syncDue = false
+    private var endedSincePrune = false
+    private var lastPrune = 0.0
+    private var pruneDue = false
+
+    /// The database is opened once telwatch is ready (or for the first call, if that comes
+    /// first), so that it costs the start-up nothing: calls an earlier telwatch left live are
+    /// closed as `unknown` and old calls pruned before anything is written. `report` gets one
+    /// line per problem.
+    public init(settings: HistorySettings, loop: EventLoop, clock: @escaping () -> Double = wallClockNow,
+                report: @escaping (String) -> Void) {
+        self.settings = settings
+        path = HistoryStore.path(in: settings.directory)
+        self.loop = loop
+        self.clock = clock
+        self.report = report
+        pending = PendingRows(limit: settings.pendingLimit)
+        trouble = WriteTrouble(delay: settings.retryDelay)
+        loop.addHook(self)
+    }
+
+    // MARK: Events
+
+    public func receive(_ event: PipelineEvent, liveCalls: Int) {
+        guard !isOff else { return }
+        self.liveCalls = liveCalls
+        switch event {
+        case .calls(let events, let time):
+            for call in events {
+                switch pending.record(call, time: time, liveCalls: liveCalls) {
+                case .ended: endedSincePrune = true
+                case .dropped(first: true):
+                    report("history: \(pending.count) calls are waiting to be written to \(path); "
+                           + "newer calls are not recorded until it can be written")
+                default: break
+                }
+            }
+        case .run(let run):
+            switch run.kind {
+            case .started: runLive = true
+            case .stopped: runLive = false; runEnded()
+            default: break
+            }
+        case .ready:
+            ready = true
+        default:
+            break
+        }
+    }
+
+    /// No run is live: what it wrote is made durable, and the database tidied (pruned at most
+    /// daily, checkpointed when the WAL has grown), in the next turn with no call live.
+    private func runEnded() {
+        syncDue = wroteSinceSync || !pending.isEmpty
+        let now = clock()
+        if settings.keep != nil, endedSincePrune, now - lastPrune >= HistorySink.day || now < lastPrune {
+            pruneDue = true
+        }
+    }
+
+    static let day = 86_400.0
+    /// The WAL is checkpointed between runs once it holds this many frames (1 MiB, a few dozen
+    /// calls), and while a run lives only past `walLimit` (16 MiB: a storm that never idles).
+    static let checkpointFrames = 256
+    static let walLimit = 4096
+
+    // MARK: The loop turn
+
+    /// Writes what this turn changed, in one transaction, just before the loop waits.
+    public func prepare() -> Double? {
+        guard !isOff else { return nil }
+        let idle = !runLive && liveCalls == 0
+        let tidy = (syncDue || pruneDue) && idle
+        guard !pending.isEmpty || tidy || (ready && !started) else { return nil }
+        // After a failure, turns try again only now and then, except one with rows to write and
+        // no run live: the end of a call writes what waited.
+        guard trouble.mayTry || (idle && (tidy || !pending.isEmpty)) else { return nil }
+        flush(tidy: tidy)
+        return nil
+    }
+
+    public func afterWait(now: Double) {}
+
+    private func flush(tidy: Bool) {
+        guard let store = openedStore() else { return }
+        do {
+            // A run's last write syncs the WAL: a power cut loses at most the live run's calls.
+            let durable = tidy && syncDue
+            try store.write(pending.rows, durable: durable)
+            if !pending.isEmpty { wroteSinceSync = !durable }
+            pending.written()
+            if tidy {
+                if pruneDue { try prune(store) }
+                // Nothing left to write, but unsynced writes (a run that ended without a call's
+                // end): a checkpoint syncs them.
+                if wroteSinceSync || store.walFrames >= HistorySink.checkpointFrames {
+                    try store.checkpoint()
+                    wroteSinceSync = false
+                }
+                syncDue = false
+                pruneDue = false
+            } else if store.walFrames >= HistorySink.walLimit {
+                try store.checkpoint()
+            }
+            recovered()
+        } catch {
+            failed(error)
+        }
+    }
+
+    private func openedStore() -> HistoryStore? {
+        if let store { return store }
+        guard !isOff else { return nil }
+        do {
+            let opened = try HistoryStore.openForDaemon(path: path, busyTimeout: settings.busyTimeout)
+            if !started {
+                let closed = try opened.closeUnfinished()
+                if closed > 0 {
+                    report("history: \(closed) call\(closed == 1 ? "" : "s") left live by a telwatch that stopped "
+                           + "before \(closed == 1 ? "its" : "their") end \(closed == 1 ? "was" : "were") closed as unknown")
+                }
+                try prune(opened)
+                try opened.restartWAL()
+                started = true
+            }
+            store = opened
+            return opened
+        } catch {
+            failed(error)
+            return nil
+        }
+    }
+
+    private func prune(_ store: HistoryStore) throws {
+        let now = clock()
+        if let keep = settings.keep { _ = try store.prune(before: now - keep) }
+        lastPrune = now
+        endedSincePrune = false
+    }
+
+    private func failed(_ error: Error) {
+        let problem = HistoryProblem(error, path: path)
+        // A lock is another program's, and the connection is fine; anything else opens afresh.
+        if problem != .locked {
+            store?.close()
+            store = nil
+        }
+        let news = trouble.failed(problem)
+        if problem.isPermanent {
+            isOff = true
+            pending.forget()
+            report("history: \(problem.what(path)); calls are not recorded until telwatch starts again; "
+                   + "fix: \(problem.fix(path))")
+        } else if news {
+            report("history: \(problem.what(path)); the calls are kept and written once it can be written")
+        }
+    }
+
+    private func recovered() {
+        let wasSaid = trouble.succeeded()
+        let dropped = pending.takeDropped()
+        guard wasSaid || dropped > 0 else { return }
+        report("history: writing to \(path) again"
+               + (dropped > 0 ? "; \(dropped) call\(dropped == 1 ? " was" : "s were") not recorded meanwhile" : ""))
+    }
+
+    // MARK: Shutting down
+
+    /// Writes what is left, closes the calls still live as `unknown` (telwatch will not see their
+    /// end) and closes the database. Bounded by the busy timeout.
+    public func finish(then done: @escaping () -> Void) {
+        if !isOff {
+            trouble.tryNow()
+            flush(tidy: false)
+            if !pending.isEmpty {
+                report("history: \(pending.count) call\(pending.count == 1 ? "" : "s") could not be written to "
+                       + "\(path) before telwatch stopped")
+            } else if let store {
+                do { _ = try store.closeUnfinished() } catch { failed(error) }
+            }
+        }
+        store?.close()
+        store = nil
+        loop?.removeHook(self)
+        done()
+    }
+
+    // MARK: For the D-Bus API
+
+    /// Marks every missed call seen (`MarkMissedSeen()`); returns how many were unseen. What is
+    /// waiting to be written is written first, so a call missed this very turn is marked too.
+    public func markMissedSeen() throws -> Int {
+        try writtenStore().markAllSeen()
+    }
+
+    /// Missed calls not marked seen yet (`MissedUnseen`).
+    public func missedUnseen() throws -> Int {
+        try writtenStore().unseenCount()
+    }
+
+    private func writtenStore() throws -> HistoryStore {
+        if !isOff {
+            trouble.tryNow()
+            flush(tidy: false)
+        }
+        guard let store, pending.isEmpty else {
+            throw trouble.said ?? HistoryProblem.unavailable("history is off")
+        }
+        return store
+    }
+}

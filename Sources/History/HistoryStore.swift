@@ -1,0 +1,153 @@
+import CSQLite
+
+/// The history database opened for writing: the daemon's (which creates and migrates it) or a
+/// command's (`telwatch log --mark-seen`, which needs it to exist already).
+///
+/// Durability (docs/ARCHITECTURE.md, "Call history"): WAL with `synchronous=NORMAL`, so a commit
+/// is a few writes to the WAL and no fsync. The daemon asks for one sync (`write(_:durable:)`)
+/// when a run has ended, and checkpoints when it chooses (`walFrames`): SQLite's own automatic
+/// checkpoints are off. The WAL is started over right after a checkpoint (`restartWAL`), so no
+/// sync stalls the loop while a call is live.
+public final class HistoryStore {
+    public static let fileName = "history.db"
+    /// A checkpointed WAL is cut back to this size.
+    static let walSizeLimit = 1 << 20
+    static let cacheKiB = 256
+
+    public let path: String
+    private let database: SQLiteDatabase
+    private var upsert: SQLiteStatement?
+
+    /// `history.db` in `directory`.
+    public static func path(in directory: String) -> String { directory + "/" + fileName }
+
+    private init(path: String, database: SQLiteDatabase) {
+        self.path = path
+        self.database = database
+    }
+
+    /// The daemon's connection: the file is created if missing (never through a link), put in WAL
+    /// mode and brought to the current schema. `busyTimeout` is how long a statement may wait for
+    /// another program's lock: the loop waits at most that long.
+    public static func openForDaemon(path: String, busyTimeout: Double) throws -> HistoryStore {
+        let database = try SQLiteDatabase(path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW)
+        try check(database)
+        database.setBusyTimeout(busyTimeout)
+        // Before anything is changed: a newer telwatch's file stays exactly as it is, journal mode included.
+        _ = try HistorySchema.checkReadable(database)
+        let mode = try database.text("PRAGMA journal_mode = WAL")
+        guard mode == "wal" else {
+            throw HistoryProblem.unavailable("its journal stays in \(mode ?? "no") mode, not WAL")
+        }
+        // A turn touches a few pages; SQLite's default cache (2 MiB) would be most of the daemon's
+        // own memory after a few thousand calls.
+        try database.execute("PRAGMA synchronous = NORMAL; PRAGMA journal_size_limit = \(walSizeLimit); "
+                             + "PRAGMA cache_size = -\(cacheKiB)")
+        database.trackWALFrames()
+        try HistorySchema.migrate(database)
+        return HistoryStore(path: path, database: database)
+    }
+
+    /// A command's connection to an existing, current database; nil when there is none yet.
+    public static func openExisting(path: String, busyTimeout: Double) throws -> HistoryStore? {
+        let database: SQLiteDatabase
+        do {
+            database = try SQLiteDatabase(path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW)
+        } catch let error as SQLiteError where error.primary == SQLITE_CANTOPEN && !HistoryReader.exists(path) {
+            return nil
+        }
+        try check(database)
+        database.setBusyTimeout(busyTimeout)
+        guard try HistorySchema.checkReadable(database) else { return nil }
+        return HistoryStore(path: path, database: database)
+    }
+
+    /// SQLite opens a file it cannot write read-only without a word: that is a problem here.
+    private static func check(_ database: SQLiteDatabase) throws {
+        if database.isReadOnly { throw HistoryProblem.readOnly("opened read-only: no write permission") }
+    }
+
+    /// Closes the connection; the last one out checkpoints and removes the WAL.
+    public func close() {
+        upsert = nil
+        database.close()
+    }
+
+    /// Frames in the WAL since it last started over.
+    public var walFrames: Int { database.walFrames }
+
+    /// Writes every row in one transaction: all of them, or none. `durable`: the commit syncs
+    /// the WAL, so this and every earlier commit survive a power cut.
+    public func write(_ rows: [HistoryRow], durable: Bool = false) throws {
+        guard !rows.isEmpty else { return }
+        let statement = try upsert ?? database.prepare(HistorySchema.upsert, persistent: true)
+        upsert = statement
+        if durable { try database.execute("PRAGMA synchronous = FULL") }
+        defer { if durable { try? database.execute("PRAGMA synchronous = NORMAL") } }
+        try database.transaction {
+            for row in rows {
+                statement.reset()
+                HistorySchema.bind(row, to: statement)
+                try statement.step()
+            }
+        }
+        statement.reset()
+    }
+
+    /// Calls left live by a telwatch that stopped before it saw their end become `unknown`;
+    /// returns how many.
+    public func closeUnfinished() throws -> Int {
+        try database.transaction {
+            try database.execute("UPDATE calls SET state = '\(HistoryRow.unknownState)' WHERE \(HistorySchema.liveCondition)")
+            return database.changes
+        }
+    }
+
+    /// Removes the ended calls first seen before `cutoff`; returns how many.
+    public func prune(before cutoff: Double) throws -> Int {
+        try database.transaction {
+            let statement = try database.prepare(
+                "DELETE FROM calls WHERE first_seen < ?1 AND NOT (\(HistorySchema.liveCondition))")
+            statement.bind(1, cutoff)
+            try statement.step()
+            return database.changes
+        }
+    }
+
+    /// Lists the calls `query` selects and marks the missed ones among them seen, in one
+    /// transaction: exactly what was listed is marked, even while the daemon records new calls.
+    public func listAndMarkSeen(_ query: HistoryQuery) throws -> (rows: [HistoryRow], marked: Int) {
+        try database.transaction {
+            let rows = try HistoryReader.rows(query, in: database)
+            let update = try database.prepare("UPDATE calls SET seen = 1 WHERE missed = 1 AND seen = 0 AND id IN ("
+                                              + query.selectIDs + ")")
+            query.bind(to: update)
+            try update.step()
+            return (rows, database.changes)
+        }
+    }
+
+    /// Marks every missed call seen; returns how many were unseen.
+    public func markAllSeen() throws -> Int {
+        try database.transaction {
+            try database.execute("UPDATE calls SET seen = 1 WHERE missed = 1 AND seen = 0")
+            return database.changes
+        }
+    }
+
+    /// Missed calls not marked seen.
+    public func unseenCount() throws -> Int {
+        try HistoryReader.summary(of: database).unseen
+    }
+
+    /// Moves the WAL into the database and syncs both, then starts the WAL over.
+    public func checkpoint() throws {
+        if try database.checkpoint() { try restartWAL() }
+    }
+
+    /// The first commit into a new or fully checkpointed WAL rewrites its header and syncs it:
+    /// one page written now, while no call is live, pays that, so that no call's turn does.
+    public func restartWAL() throws {
+        try database.execute("PRAGMA user_version = \(HistorySchema.version)")
+    }
+}

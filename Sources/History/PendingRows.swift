@@ -1,0 +1,117 @@
+import CallMonitor
+import Pipeline
+
+/// The rows that call events changed and that wait to be written: one per call, its newest,
+/// in the order the calls first changed. A change history does not keep (a held call resumed, a
+/// reason alone) queues nothing, and a row is read from the event through `EventSchema`, so it
+/// carries the event stream's keys and values.
+struct PendingRows {
+    /// Past this many calls waiting, a new call is not recorded (the database cannot be written).
+    let limit: Int
+    private(set) var rows: [HistoryRow] = []
+    private var index: [String: Int] = [:]
+    /// Each live call's row as last queued.
+    private var known: [String: KnownCall] = [:]
+    /// Calls not recorded for want of room here since the rows were last written.
+    private(set) var dropped = 0
+    private let schema = EventSchema()
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    enum Outcome: Equatable {
+        case unchanged
+        case queued
+        /// Queued: the call's last row.
+        case ended
+        /// Not recorded: `first` when it is the first since the rows were last written.
+        case dropped(first: Bool)
+    }
+
+    var isEmpty: Bool { rows.isEmpty }
+    var count: Int { rows.count }
+
+    mutating func record(_ event: TrackerEvent, time: Double, liveCalls: Int) -> Outcome {
+        // `missed` repeats the `disconnected` before it, which carries `missed` already; the
+        // aggregate edges and announcements are not calls.
+        let call: CallSnapshot
+        switch event {
+        case .transition(let snapshot, _), .updated(let snapshot): call = snapshot
+        case .missed, .busy, .idle, .announced, .withdrawn: return .unchanged
+        }
+        let earlier = known[call.id]
+        let print = CallPrint(call)
+        if let earlier, earlier.print == print { return .unchanged }
+        var writer = RowWriter()
+        guard schema.write(event, time: time, liveCalls: liveCalls, into: &writer) else { return .unchanged }
+        var row = writer.row
+        row.multiparty = row.multiparty || earlier?.multiparty == true
+        row.resumed = row.resumed || earlier?.resumed == true
+        let ended = call.state == .disconnected
+        if ended {
+            known.removeValue(forKey: call.id)
+        } else {
+            known[call.id] = KnownCall(print: print, multiparty: row.multiparty, resumed: row.resumed)
+        }
+        if let at = index[row.callID] {
+            rows[at] = row
+        } else if rows.count < limit {
+            index[row.callID] = rows.count
+            rows.append(row)
+        } else {
+            dropped += 1
+            return .dropped(first: dropped == 1)
+        }
+        return ended ? .ended : .queued
+    }
+
+    /// The rows were written.
+    mutating func written() {
+        rows.removeAll(keepingCapacity: true)
+        index.removeAll(keepingCapacity: true)
+    }
+
+    /// How many calls were not recorded since the last time this was asked; counting starts over.
+    mutating func takeDropped() -> Int {
+        defer { dropped = 0 }
+        return dropped
+    }
+
+    /// History is off: nothing is kept.
+    mutating func forget() {
+        written()
+        known.removeAll()
+    }
+}
+
+/// What of a call its row records, to tell a change worth writing (a state, an answer, a
+/// number) from one that is not (a held call resumed, a reason alone).
+private struct CallPrint: Equatable {
+    var state: CallState
+    var connected: Bool
+    var direction: CallDirection
+    var number: String
+    var name: String
+    var modem: String
+    var multiparty: Bool
+    var resumed: Bool
+
+    init(_ call: CallSnapshot) {
+        state = call.state
+        connected = call.connectedAt != nil
+        direction = call.direction
+        number = call.number
+        name = call.name
+        modem = call.modem
+        multiparty = call.multiparty
+        resumed = call.resumed
+    }
+}
+
+private struct KnownCall {
+    var print: CallPrint
+    /// Sticky: the row says so once any event did.
+    var multiparty: Bool
+    var resumed: Bool
+}

@@ -1,0 +1,204 @@
+import CSQLite
+import Glibc
+
+/// A failed SQLite call: its extended result code, the errno behind it when there was one, and
+/// SQLite's own message.
+public struct SQLiteError: Error, Equatable, CustomStringConvertible {
+    public let code: Int32
+    public let systemErrno: Int32
+    public let message: String
+
+    public init(code: Int32, systemErrno: Int32 = 0, message: String) {
+        self.code = code
+        self.systemErrno = systemErrno
+        self.message = message
+    }
+
+    /// The primary result code (`SQLITE_BUSY`, `SQLITE_READONLY`…), without the extension.
+    public var primary: Int32 { code & 0xFF }
+
+    public var description: String { message }
+}
+
+/// One connection to one database file, used from one thread (the loop's, or a one-shot command's).
+final class SQLiteDatabase {
+    private(set) var handle: OpaquePointer?
+    /// Frames in the WAL after the last commit, once `trackWALFrames()` was called.
+    private(set) var walFrames = 0
+
+    /// `flags` are `SQLITE_OPEN_*`; a `file:` URI is accepted (`SQLITE_OPEN_URI` is added).
+    init(path: String, flags: Int32) throws {
+        var opened: OpaquePointer?
+        let code = sqlite3_open_v2(path, &opened, flags | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nil)
+        guard code == SQLITE_OK, let opened else {
+            let error = opened.map(SQLiteDatabase.error(of:)) ?? SQLiteError(code: code, message: String(cString: sqlite3_errstr(code)))
+            sqlite3_close_v2(opened)
+            throw error
+        }
+        handle = opened
+        // Extended codes tell a read-only file from a read-only directory, a full disk from a quota.
+        sqlite3_extended_result_codes(opened, 1)
+        _ = csqlite_set_defensive(opened)
+    }
+
+    deinit { close() }
+
+    /// Closes the connection (the last one out checkpoints the WAL and removes it); safe twice.
+    func close() {
+        guard let handle else { return }
+        sqlite3_wal_hook(handle, nil, nil)
+        sqlite3_close_v2(handle)
+        self.handle = nil
+    }
+
+    /// Keeps `walFrames` up to date. It replaces SQLite's automatic checkpoints, which use the
+    /// same hook: the owner checkpoints when it chooses.
+    func trackWALFrames() {
+        sqlite3_wal_hook(handle, { context, _, _, frames in
+            guard let context else { return SQLITE_OK }
+            Unmanaged<SQLiteDatabase>.fromOpaque(context).takeUnretainedValue().walFrames = Int(frames)
+            return SQLITE_OK
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// How long a statement waits for another connection's lock before it fails with `SQLITE_BUSY`.
+    func setBusyTimeout(_ seconds: Double) {
+        sqlite3_busy_timeout(handle, Int32(max(0, min(seconds, 60)) * 1000))
+    }
+
+    /// Whether SQLite could open the file only for reading (it falls back silently).
+    var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
+
+    /// Rows changed by the last statement.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// Runs statements that return no rows worth reading.
+    func execute(_ sql: String) throws {
+        var message: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &message)
+        defer { sqlite3_free(message) }
+        guard code == SQLITE_OK else {
+            throw SQLiteError(code: sqlite3_extended_errcode(handle), systemErrno: sqlite3_system_errno(handle),
+                              message: message.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(code)))
+        }
+    }
+
+    /// `persistent`: kept for the life of the connection (SQLite then allocates it apart).
+    func prepare(_ sql: String, persistent: Bool = false) throws -> SQLiteStatement {
+        var statement: OpaquePointer?
+        let flags = persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
+        guard sqlite3_prepare_v3(handle, sql, -1, flags, &statement, nil) == SQLITE_OK, let statement else {
+            throw SQLiteDatabase.error(of: handle)
+        }
+        return SQLiteStatement(statement, database: self)
+    }
+
+    /// The integer a pragma such as `user_version` returns.
+    func integer(pragma: String) throws -> Int {
+        let statement = try prepare("PRAGMA " + pragma)
+        guard try statement.step() else { return 0 }
+        return statement.int(0)
+    }
+
+    /// The first text a statement returns (`PRAGMA journal_mode = WAL` answers the mode it got).
+    func text(_ sql: String) throws -> String? {
+        let statement = try prepare(sql)
+        guard try statement.step() else { return nil }
+        return statement.text(0)
+    }
+
+    /// Runs `body` in one write transaction: committed when it returns, rolled back when it throws.
+    /// `IMMEDIATE` takes the write lock first, so a busy database fails before any work is done.
+    func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            // A failed COMMIT (a full disk) may leave the transaction open: never leave it so.
+            if sqlite3_get_autocommit(handle) == 0 { try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Copies what the WAL holds into the database without waiting for anyone (`PASSIVE`);
+    /// returns whether all of it was copied.
+    func checkpoint() throws -> Bool {
+        var frames: Int32 = 0
+        var copied: Int32 = 0
+        let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &frames, &copied)
+        guard code == SQLITE_OK else { throw SQLiteDatabase.error(of: handle) }
+        return frames == copied
+    }
+
+    static func error(of handle: OpaquePointer?) -> SQLiteError {
+        SQLiteError(code: sqlite3_extended_errcode(handle), systemErrno: sqlite3_system_errno(handle),
+                    message: String(cString: sqlite3_errmsg(handle)))
+    }
+}
+
+/// A prepared statement. Binding and reading are by position (1-based binds, 0-based columns,
+/// as SQLite counts them).
+final class SQLiteStatement {
+    private let statement: OpaquePointer
+    private unowned let database: SQLiteDatabase
+
+    fileprivate init(_ statement: OpaquePointer, database: SQLiteDatabase) {
+        self.statement = statement
+        self.database = database
+    }
+
+    deinit { sqlite3_finalize(statement) }
+
+    func bind(_ index: Int32, _ value: String?) {
+        guard let value else { sqlite3_bind_null(statement, index); return }
+        // Bytes as they came (a caller id may hold anything UTF-8 can), copied by SQLite.
+        var copy = value
+        copy.withUTF8 { bytes in
+            _ = sqlite3_bind_text(statement, index, UnsafeRawPointer(bytes.baseAddress)?.assumingMemoryBound(to: CChar.self),
+                                  Int32(bytes.count), csqlite_transient())
+        }
+    }
+
+    func bind(_ index: Int32, _ value: Double?) {
+        guard let value, value.isFinite else { sqlite3_bind_null(statement, index); return }
+        sqlite3_bind_double(statement, index, value)
+    }
+
+    func bind(_ index: Int32, _ value: Int) { sqlite3_bind_int64(statement, index, Int64(value)) }
+
+    func bind(_ index: Int32, _ value: Bool) { sqlite3_bind_int(statement, index, value ? 1 : 0) }
+
+    /// Steps once; true when a row is there to read.
+    @discardableResult
+    func step() throws -> Bool {
+        switch sqlite3_step(statement) {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw SQLiteDatabase.error(of: database.handle)
+        }
+    }
+
+    /// Ready to run again, binds cleared.
+    func reset() {
+        sqlite3_reset(statement)
+        sqlite3_clear_bindings(statement)
+    }
+
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
+
+    func text(_ column: Int32) -> String? {
+        guard !isNull(column), let bytes = sqlite3_column_text(statement, column) else { return nil }
+        let count = Int(sqlite3_column_bytes(statement, column))
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+    }
+
+    func double(_ column: Int32) -> Double? {
+        isNull(column) ? nil : sqlite3_column_double(statement, column)
+    }
+
+    func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(statement, column)) }
+
+    func bool(_ column: Int32) -> Bool { sqlite3_column_int64(statement, column) != 0 }
+}

@@ -1,0 +1,161 @@
+import BGRunManager
+import Glibc
+import History
+import Loop
+import Pipeline
+
+/// `telwatch log`: the recorded calls, newest first, as a table, JSON Lines or CSV. It reads the
+/// database read-only (or, with `--mark-seen`, in one short write transaction), so it works
+/// beside a running daemon.
+enum LogCommand {
+    /// The watch options `log` takes.
+    static let acceptedOptions: Set<String> = ["--json", "--redact-numbers", "--state-dir", "--config"]
+    /// How long `log` waits for the daemon's write lock (a turn's commit takes well under this).
+    static let busyTimeout = 2.0
+
+    static func run(_ arguments: [String]) -> Int32 {
+        let now = wallClockNow()
+        var query = HistoryQuery()
+        var csv = false
+        var markSeen = false
+        let parsed = WatchArguments.parseOrExit(arguments, command: "log", accepting: acceptedOptions, help: Help.log) {
+            argument, cursor in
+            switch argument {
+            case "--missed": try cursor.noValue(for: argument); query.missedOnly = true
+            case "--unseen": try cursor.noValue(for: argument); query.unseenOnly = true
+            case "--csv": try cursor.noValue(for: argument); csv = true
+            case "--mark-seen": try cursor.noValue(for: argument); markSeen = true
+            case "--since": query.since = try Parse.since(try cursor.value(for: argument), now: now)
+            case "--number":
+                let number = try cursor.value(for: argument)
+                guard !number.isEmpty else { throw UsageError("--number needs a number (or part of one)") }
+                query.number = number
+            case "--limit": query.limit = try Parse.limit(try cursor.value(for: argument))
+            default: return false
+            }
+            return true
+        }
+        let options: WatchOptions
+        switch parsed {
+        case .success(let value): options = value
+        case .failure(let exit): return exit.status
+        }
+        if csv && options.json {
+            warn("log: --json and --csv contradict each other: give one")
+            return ExitStatus.usage
+        }
+        guard let directory = options.stateDirectory ?? RunStateStore.defaultDirectory() else {
+            warn("log: no state directory: neither $STATE_DIRECTORY, $XDG_STATE_HOME nor $HOME is set; pass --state-dir DIR")
+            return ExitStatus.usage
+        }
+        let path = HistoryStore.path(in: directory)
+        let rows: [HistoryRow]?
+        do {
+            rows = try markSeen ? listAndMark(query, path: path) : HistoryReader(path: path, busyTimeout: busyTimeout)?.calls(query)
+        } catch {
+            let problem = HistoryProblem(error, path: path)
+            warn("log: \(problem.what(path)); fix: \(problem.fix(path))")
+            return ExitStatus.failure
+        }
+        let output = LineWriter(fd: 1)
+        let schema = EventSchema(redactNumbers: options.redactNumbers)
+        if options.json {
+            for row in rows ?? [] {
+                var object = JSONObject()
+                redacted(row, schema).write(into: &object)
+                output.write(line: object.lineBytes)
+            }
+        } else if csv {
+            var header = CSVRecord()
+            HistoryRow().write(into: &header)
+            var text = header.headerLine
+            for row in rows ?? [] {
+                var record = CSVRecord()
+                redacted(row, schema).write(into: &record)
+                text += record.line
+            }
+            // Whole CSV records, CRLF-ended: written as they are, with no newline added.
+            output.write(raw: text)
+        } else if let rows {
+            guard !rows.isEmpty else {
+                output.write("no calls" + (query == HistoryQuery() ? " recorded yet" : " match"))
+                return ExitStatus.success
+            }
+            let format = HistoryFormat(schema: schema, now: now)
+            output.write(HistoryFormat.header)
+            for row in rows { output.write(format.text(row)) }
+        } else {
+            output.write("no calls recorded yet (\(TerminalText.escape(path)) does not exist)")
+        }
+        return ExitStatus.success
+    }
+
+    private static func listAndMark(_ query: HistoryQuery, path: String) throws -> [HistoryRow]? {
+        guard let store = try HistoryStore.openExisting(path: path, busyTimeout: busyTimeout) else { return nil }
+        defer { store.close() }
+        let (rows, marked) = try store.listAndMarkSeen(query)
+        warn("log: marked \(marked) missed call\(marked == 1 ? "" : "s") seen")
+        return rows
+    }
+
+    private static func redacted(_ row: HistoryRow, _ schema: EventSchema) -> HistoryRow {
+        var copy = row
+        copy.number = schema.number(row.number)
+        return copy
+    }
+}
+
+extension Parse {
+    /// `--since 2h`, `7d` (that long ago), or a local date and time: `2026-11-29`,
+    /// `2026-11-29 08:00`, `2026-11-29T08:00:30`; a trailing `Z` means UTC.
+    static func since(_ text: String, now: Double) throws -> Double {
+        if let ago = duration(text) { return now - ago }
+        if let moment = date(text) { return moment }
+        throw UsageError("--since takes a duration (90m, 2h, 7d) or a date (2026-11-29, 2026-11-29 08:00), "
+                         + "not \(quoted(text))")
+    }
+
+    /// A duration with a unit, s to days.
+    private static func duration(_ text: String) -> Double? {
+        for (suffix, factor) in [("s", 1.0), ("m", 60.0), ("h", 3600.0), ("d", 86_400.0), ("w", 604_800.0)]
+        where text.hasSuffix(suffix) {
+            guard let value = Double(text.dropLast(suffix.count)), value.isFinite, value >= 0, value * factor < 1e10
+            else { return nil }
+            return value * factor
+        }
+        return nil
+    }
+
+    private static func date(_ text: String) -> Double? {
+        var rest = Substring(text)
+        let utc = rest.hasSuffix("Z")
+        if utc { rest = rest.dropLast() }
+        let parts = rest.split(omittingEmptySubsequences: false) { $0 == " " || $0 == "T" }
+        guard parts.count == 1 || parts.count == 2 else { return nil }
+        let day = parts[0].split(separator: "-", omittingEmptySubsequences: false).map { Int($0) }
+        let time = parts.count == 2 ? parts[1].split(separator: ":", omittingEmptySubsequences: false).map { Int($0) } : [0, 0]
+        guard day.count == 3, (2...3).contains(time.count), let year = day[0], let month = day[1], let date = day[2],
+              let hour = time[0], let minute = time[1], let second = time.count == 3 ? time[2] : 0,
+              (1970...9999).contains(year), (1...12).contains(month), (1...31).contains(date),
+              (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second)
+        else { return nil }
+        var calendar = tm()
+        calendar.tm_year = Int32(year - 1900)
+        calendar.tm_mon = Int32(month - 1)
+        calendar.tm_mday = Int32(date)
+        calendar.tm_hour = Int32(hour)
+        calendar.tm_min = Int32(minute)
+        calendar.tm_sec = Int32(second)
+        calendar.tm_isdst = -1
+        let seconds = utc ? timegm(&calendar) : mktime(&calendar)
+        return seconds == -1 ? nil : Double(seconds)
+    }
+
+    /// `--limit N`: a positive count.
+    static func limit(_ text: String) throws -> Int {
+        guard let value = Int(text), value > 0 else {
+            throw UsageError("--limit takes a positive number of calls, not \(quoted(text))")
+        }
+        return value
+    }
+}

@@ -1,0 +1,332 @@
+import CSQLite
+import CallMonitor
+import Glibc
+import Loop
+import Pipeline
+import TestSupport
+import XCTest
+@testable import History
+
+/// The sink against real SQLite: what a call's life leaves in the database, when it is written
+/// (once per loop turn, only what changed), and what happens when the file cannot be written.
+final class HistorySinkTests: HistoryTestCase {
+    func testACallsLifeIsOneRowBroughtUpToDateAsItChanges() throws {
+        startSink()
+        ring(1, "+15551234")
+        turn()
+        var row = try XCTUnwrap(rows().first)
+        XCTAssertEqual(row.callID, "id-1")
+        XCTAssertEqual(row.state, "incoming")
+        XCTAssertEqual(row.direction, "incoming")
+        XCTAssertEqual(row.number, "+15551234")
+        XCTAssertEqual(row.firstSeen, now)
+        XCTAssertNil(row.endedAt)
+
+        now += 2
+        change(1, .live(.connected, .active), reason: "accepted")
+        turn()
+        row = try XCTUnwrap(rows().first)
+        XCTAssertEqual(row.state, "connected")
+        XCTAssertEqual(row.connectedAt, now)
+
+        now += 30
+        end(1)
+        turn()
+        let all = try rows()
+        XCTAssertEqual(all.count, 1, "one row per call")
+        row = try XCTUnwrap(all.first)
+        XCTAssertEqual(row.state, "disconnected")
+        XCTAssertEqual(row.reason, "terminated")
+        XCTAssertEqual(row.endedAt, now)
+        XCTAssertEqual(row.duration, 30)
+        XCTAssertFalse(row.missed)
+        XCTAssertFalse(row.unseen)
+    }
+
+    func testAMissedCallIsUnseenAndARejectedOneIsMissedToo() throws {
+        startSink()
+        ring(1, "+15550001")
+        now += 5
+        end(1)
+        ring(2, "+15550002")
+        now += 1
+        end(2, reason: "refused-or-busy")
+        turn()
+        let all = try rows()
+        XCTAssertEqual(all.map(\.callID), ["id-2", "id-1"], "newest first")
+        XCTAssertTrue(all.allSatisfy { $0.missed && $0.unseen })
+        XCTAssertEqual(all.map(\.duration), [1, 5], "how long each rang")
+        XCTAssertEqual(try rows(HistoryQuery(unseenOnly: true)).count, 2)
+    }
+
+    func testEachTurnIsOneTransactionAndOnlyChangesAreWritten() throws {
+        startSink()
+        let observer = try openDatabase()
+        ring(1, "+15550001")
+        dial(2, "+15550002")
+        XCTAssertTrue(try rows().isEmpty, "nothing is written while the turn's events are delivered")
+        var version = try dataVersion(observer)
+        turn()
+        XCTAssertNotEqual(try dataVersion(observer), version, "the turn is committed before the loop waits")
+        XCTAssertEqual(try rows().count, 2)
+
+        change(2, .live(.dialing, .alerting))
+        change(1, .live(.connected, .active))
+        change(1, .live(.connected, .held))
+        change(1, .live(.connected, .active))
+        version = try dataVersion(observer)
+        turn()
+        XCTAssertNotEqual(try dataVersion(observer), version, "the answer is written")
+
+        // Alerting, held and active again change nothing history keeps.
+        change(2, .live(.dialing, .dialing))
+        change(1, .live(.connected, .held))
+        version = try dataVersion(observer)
+        turn()
+        turn()
+        XCTAssertEqual(try dataVersion(observer), version, "no transaction for changes history does not keep")
+    }
+
+    func testTheDatabaseIsOpenedOnceTelwatchIsReadyOrForTheFirstCall() throws {
+        let history = startSink(ready: false)
+        turn()
+        XCTAssertFalse(Files.exists(path), "start-up pays nothing for the history")
+        history.receive(.ready(time: now), liveCalls: 0)
+        turn()
+        XCTAssertTrue(Files.exists(path))
+        history.finish {}
+        sink = nil
+        unlink(path)
+
+        startSink(ready: false)
+        ring(1, "+15550001")
+        turn()
+        XCTAssertEqual(try rows().map(\.number), ["+15550001"], "a call live before ready is recorded anyway")
+    }
+
+    func testTheSinkNeverAsksTheLoopToWakeIt() throws {
+        let history = startSink()
+        runStarted()
+        ring(1, "+15550001")
+        XCTAssertNil(history.prepare())
+        end(1)
+        runStopped()
+        XCTAssertNil(history.prepare())
+        XCTAssertNil(history.prepare())
+    }
+
+    func testStickyFlagsAndANumberThatArrivesLate() throws {
+        startSink()
+        apply(.callAppeared(mmKey(1), modem: mmModem, CallObservation(phase: .live(.connected, .active), direction: .incoming,
+                                                                       number: "", multiparty: true), initial: true))
+        apply(.callChanged(mmKey(1), CallObservation(number: "+15559999", multiparty: false)))
+        turn()
+        var row = try XCTUnwrap(rows().first)
+        XCTAssertEqual(row.number, "+15559999")
+        XCTAssertTrue(row.multiparty, "a call once in a conference stays marked so")
+        XCTAssertTrue(row.initial)
+        end(1)
+        turn()
+        row = try XCTUnwrap(rows().first)
+        XCTAssertTrue(row.multiparty)
+        XCTAssertEqual(row.connectedAt, row.firstSeen, "first seen connected")
+        XCTAssertEqual(row.duration, 0)
+    }
+
+    func testHostileCallerIDsAreStoredExactly() throws {
+        startSink()
+        let hostile = "'; DROP TABLE calls; --\u{1B}[2J\n\"x\",=1+1\u{0}\u{202E}"
+        ring(1, hostile)
+        apply(.callChanged(mmKey(1), CallObservation(name: "Robert'); DROP TABLE calls;--")))
+        turn()
+        let row = try XCTUnwrap(rows().first)
+        XCTAssertEqual(row.number, hostile)
+        XCTAssertEqual(row.name, "Robert'); DROP TABLE calls;--")
+        XCTAssertEqual(try integrityCheck(), "ok")
+    }
+
+    func testACallAnEarlierTelwatchLeftLiveIsClosedAsUnknownOnce() throws {
+        startSink()
+        ring(1, "+15550001")
+        change(1, .live(.connected, .active))
+        turn()
+        // Killed: no finish, the row stays live.
+        sink = nil
+        XCTAssertEqual(try rows().first?.state, "connected")
+
+        tracker = CallTracker(makeID: { "id-next" })
+        startSink()
+        XCTAssertEqual(reports, ["history: 1 call left live by a telwatch that stopped before its end was closed as unknown"])
+        var row = try XCTUnwrap(rows().first)
+        XCTAssertEqual(row.state, "unknown")
+        XCTAssertNil(row.endedAt)
+        XCTAssertNil(row.duration)
+        XCTAssertNotNil(row.connectedAt, "what was known is kept")
+        sink?.finish {}
+        sink = nil
+
+        reports = []
+        startSink()
+        XCTAssertEqual(reports, [], "closed once")
+        row = try XCTUnwrap(rows().first)
+        XCTAssertEqual(row.state, "unknown")
+        XCTAssertEqual(try integrityCheck(), "ok")
+    }
+
+    func testStoppingClosesTheCallsStillLiveAsUnknown() throws {
+        let history = startSink()
+        ring(1, "+15550001")
+        dial(2, "+15550002")
+        end(2)
+        var finished = false
+        history.finish { finished = true }
+        sink = nil
+        XCTAssertTrue(finished)
+        let all = try rows()
+        XCTAssertEqual(all.map(\.state), ["disconnected", "unknown"], "written at the stop, the live one closed")
+    }
+
+    func testPruningHappensAtStartAndAfterARunOnlyOnceADay() throws {
+        let day = 86_400.0
+        startSink(keep: 30 * day)
+        // Calls of 40 and 20 days ago, recorded then.
+        now -= 40 * day
+        ring(1, "+15550040")
+        end(1)
+        turn()
+        now += 20 * day
+        ring(2, "+15550020")
+        end(2)
+        turn()
+        sink?.finish {}
+        now += 20 * day
+
+        startSink(keep: 30 * day)
+        XCTAssertEqual(try rows().map(\.number), ["+15550020"], "pruned at start")
+
+        // 15 days on: the call of 35 days ago is due, but goes only when a run has ended.
+        now += 15 * day
+        runStarted()
+        ring(3, "+15550000")
+        end(3)
+        turn()
+        XCTAssertEqual(try rows().count, 2, "never while a run is live")
+        runStopped()
+        turn()
+        XCTAssertEqual(try rows().map(\.number), ["+15550000"], "pruned after the run")
+
+        // The same day: a second run prunes nothing, even with a call now past its time.
+        now += 3600
+        apply(.backendLost(.modemManager))
+        runStarted()
+        ring(4, "+15550004")
+        end(4)
+        runStopped()
+        turn()
+        XCTAssertEqual(try rows().count, 2)
+        XCTAssertEqual(try integrityCheck(), "ok")
+    }
+
+    func testKeepZeroKeepsEveryCall() throws {
+        startSink(keep: nil)
+        now -= 3000 * 86_400
+        ring(1, "+15550001")
+        end(1)
+        turn()
+        sink?.finish {}
+        now += 3000 * 86_400
+        startSink(keep: nil)
+        XCTAssertEqual(try rows().count, 1)
+    }
+
+    func testALockedDatabaseIsSaidOnceAndItsCallsAreWrittenLater() throws {
+        startSink()
+        let holder = try openDatabase()
+        try holder.execute("BEGIN IMMEDIATE")
+        ring(1, "+15550001")
+        turn()
+        ring(2, "+15550002")
+        turn()
+        end(1)
+        turn()
+        XCTAssertEqual(reports, ["history: \(path) is locked by another program; the calls are kept and written once it can be written"])
+
+        try holder.execute("COMMIT")
+        end(2)
+        turn()
+        XCTAssertEqual(reports.last, "history: writing to \(path) again")
+        let all = try rows()
+        XCTAssertEqual(all.map(\.callID), ["id-2", "id-1"])
+        XCTAssertEqual(all.map(\.state), ["disconnected", "disconnected"])
+        XCTAssertEqual(try integrityCheck(), "ok")
+    }
+
+    func testAWriteWaitsNoLongerThanTheBusyTimeout() throws {
+        startSink(busyTimeout: 0.05)
+        let holder = try openDatabase()
+        try holder.execute("BEGIN IMMEDIATE")
+        ring(1, "+15550001")
+        let start = monotonicNow()
+        turn()
+        let waited = monotonicNow() - start
+        XCTAssertLessThan(waited, 1, "the loop is never held long by another program's lock")
+        try holder.execute("ROLLBACK")
+    }
+
+    func testWhatWaitsIsBounded() throws {
+        startSink(keep: nil, pendingLimit: 3)
+        let holder = try openDatabase()
+        try holder.execute("BEGIN IMMEDIATE")
+        for n in 1...5 { ring(n, "+1555000\(n)") }
+        turn()
+        try holder.execute("COMMIT")
+        end(1)
+        turn()
+        XCTAssertEqual(try rows().map(\.callID), ["id-3", "id-2", "id-1"])
+        XCTAssertTrue(reports.contains("history: 3 calls are waiting to be written to \(path); newer calls are not recorded "
+                                       + "until it can be written"), "\(reports)")
+        XCTAssertEqual(reports.last, "history: writing to \(path) again; 2 calls were not recorded meanwhile")
+    }
+
+    func testADamagedFileTurnsHistoryOffOnceAndIsLeftAsItIs() throws {
+        let garbage = String(repeating: "not a database, ", count: 400)
+        try Files.write(path, garbage)
+        startSink()
+        ring(1, "+15550001")
+        turn()
+        end(1)
+        turn()
+        XCTAssertEqual(reports.count, 1, "\(reports)")
+        XCTAssertTrue(reports.first?.contains("is damaged") == true, "\(reports)")
+        XCTAssertTrue(reports.first?.contains("fix: move it away") == true, "\(reports)")
+        XCTAssertTrue(Files.text(path) == garbage, "never written over")
+    }
+
+    func testANewerSchemaIsLeftAlone() throws {
+        let database = try SQLiteDatabase(path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        try database.execute("CREATE TABLE future (x); PRAGMA user_version = 7")
+        database.close()
+        let before = Files.bytes(path)
+        startSink()
+        ring(1, "+15550001")
+        turn()
+        XCTAssertEqual(reports, ["history: \(path) was written by a newer telwatch (schema 7; this one knows 1); calls are "
+                                 + "not recorded until telwatch starts again; fix: run the telwatch that wrote it, or move "
+                                 + "it away with its WAL to start a new history"])
+        XCTAssertTrue(Files.bytes(path) == before, "the newer telwatch's file is not touched")
+    }
+
+    func testMarkMissedSeenWritesWhatWaitsFirst() throws {
+        let history = startSink()
+        ring(1, "+15550001")
+        end(1)
+        turn()
+        ring(2, "+15550002")
+        end(2)
+        XCTAssertEqual(try history.missedUnseen(), 2)
+        XCTAssertEqual(try history.markMissedSeen(), 2)
+        XCTAssertEqual(try history.missedUnseen(), 0)
+        XCTAssertEqual(try rows(HistoryQuery(unseenOnly: true)).count, 0)
+        XCTAssertEqual(try rows(HistoryQuery(missedOnly: true)).count, 2, "still missed, only seen")
+    }
+}

@@ -1,0 +1,118 @@
+import CSQLite
+import Glibc
+import Loop
+import TestSupport
+import XCTest
+@testable import History
+
+/// The database itself: its schema and migrations, the queries `telwatch log` makes, readers
+/// beside a writer, and marking missed calls seen.
+final class HistoryStoreTests: HistoryTestCase {
+    private func row(_ id: String, number: String, at time: Double, missed: Bool = false,
+                     state: String = "disconnected") -> HistoryRow {
+        var row = HistoryRow()
+        row.callID = id
+        row.backend = "modemmanager"
+        row.modem = "/org/freedesktop/ModemManager1/Modem/0"
+        row.path = "/org/freedesktop/ModemManager1/Call/1"
+        row.state = state
+        row.direction = "incoming"
+        row.number = number
+        row.missed = missed
+        row.firstSeen = time
+        row.endedAt = state == "disconnected" ? time + 10 : nil
+        row.duration = state == "disconnected" ? 10 : nil
+        return row
+    }
+
+    func testANewFileHasTheCurrentSchemaInWALModeAndOpensAgainUnchanged() throws {
+        let store = try HistoryStore.openForDaemon(path: path, busyTimeout: 0.05)
+        store.close()
+        let database = try openDatabase()
+        XCTAssertEqual(try database.integer(pragma: "user_version"), HistorySchema.version)
+        XCTAssertEqual(try database.text("PRAGMA journal_mode"), "wal")
+        database.close()
+        let again = try HistoryStore.openForDaemon(path: path, busyTimeout: 0.05)
+        try again.write([row("a", number: "+1", at: now)])
+        again.close()
+        XCTAssertEqual(try rows().count, 1)
+    }
+
+    func testAnOlderFileIsMigratedOnceAndANewerOneRefused() throws {
+        // Version 0: a database no telwatch has set up (an empty file is one too).
+        try Files.write(path, "")
+        XCTAssertEqual(try XCTUnwrap(HistoryReader(path: path)).calls(HistoryQuery()), [], "nothing to read yet")
+        _ = try HistoryStore.openForDaemon(path: path, busyTimeout: 0.05)
+        XCTAssertEqual(try openDatabase().integer(pragma: "user_version"), 1)
+
+        try openDatabase().execute("PRAGMA user_version = 2")
+        XCTAssertThrowsError(try HistoryStore.openForDaemon(path: path, busyTimeout: 0.05)) { error in
+            XCTAssertEqual(error as? HistoryProblem, .newerSchema(2, known: 1))
+        }
+        XCTAssertThrowsError(try HistoryReader(path: path)) { error in
+            XCTAssertEqual(error as? HistoryProblem, .newerSchema(2, known: 1))
+        }
+    }
+
+    func testQueriesSelectNewestFirstAndTakeNumbersLiterally() throws {
+        let store = try HistoryStore.openForDaemon(path: path, busyTimeout: 0.05)
+        try store.write([
+            row("1", number: "+15550001", at: now - 300, missed: true),
+            row("2", number: "+1555%_02", at: now - 200),
+            row("3", number: "+15550003", at: now - 100, missed: true),
+            row("4", number: "+15550004", at: now, state: "connected"),
+        ])
+        XCTAssertEqual(try rows().map(\.callID), ["4", "3", "2", "1"])
+        XCTAssertEqual(try rows(HistoryQuery(missedOnly: true)).map(\.callID), ["3", "1"])
+        XCTAssertEqual(try rows(HistoryQuery(since: now - 150)).map(\.callID), ["4", "3"])
+        XCTAssertEqual(try rows(HistoryQuery(limit: 2)).map(\.callID), ["4", "3"])
+        XCTAssertEqual(try rows(HistoryQuery(number: "0003")).map(\.callID), ["3"])
+        XCTAssertEqual(try rows(HistoryQuery(number: "%_")).map(\.callID), ["2"], "no wildcards")
+        XCTAssertEqual(try rows(HistoryQuery(number: "%")).map(\.callID), ["2"])
+        XCTAssertEqual(try rows(HistoryQuery(missedOnly: true, since: now - 250, number: "555", limit: 5)).map(\.callID), ["3"])
+    }
+
+    func testListAndMarkSeenMarksExactlyWhatItListed() throws {
+        let store = try HistoryStore.openForDaemon(path: path, busyTimeout: 0.05)
+        try store.write([
+            row("1", number: "+15550001", at: now - 300, missed: true),
+            row("2", number: "+15550002", at: now - 200, missed: true),
+            row("3", number: "+15550003", at: now - 100),
+        ])
+        let command = try XCTUnwrap(HistoryStore.openExisting(path: path, busyTimeout: 1))
+        let (listed, marked) = try command.listAndMarkSeen(HistoryQuery(limit: 2))
+        XCTAssertEqual(listed.map(\.callID), ["3", "2"])
+        XCTAssertEqual(listed.map(\.unseen), [false, true], "listed as they were")
+        XCTAssertEqual(marked, 1)
+        XCTAssertEqual(try rows(HistoryQuery(unseenOnly: true)).map(\.callID), ["1"], "the one not listed stays unseen")
+        XCTAssertEqual(try store.unseenCount(), 1)
+        XCTAssertEqual(try store.markAllSeen(), 1)
+        XCTAssertEqual(try store.unseenCount(), 0)
+        // The daemon's next write of a row leaves its seen mark alone.
+        try store.write([row("1", number: "+15550001", at: now - 300, missed: true)])
+        XCTAssertEqual(try store.unseenCount(), 0)
+    }
+
+    func testACommandFindsNoHistoryWithoutCreatingOne() throws {
+        XCTAssertNil(try HistoryStore.openExisting(path: path, busyTimeout: 1))
+        XCTAssertNil(try HistoryReader(path: path))
+        XCTAssertFalse(Files.exists(path))
+    }
+
+    func testReadersNeitherWaitForTheWriterNorSeeAHalfWrittenTurn() throws {
+        let store = try HistoryStore.openForDaemon(path: path, busyTimeout: 0.05)
+        try store.write([row("1", number: "+15550001", at: now)])
+        let writer = try openDatabase()
+        try writer.execute("BEGIN IMMEDIATE; DELETE FROM calls")
+        let start = monotonicNow()
+        XCTAssertEqual(try rows().map(\.callID), ["1"], "the committed state")
+        XCTAssertLessThan(monotonicNow() - start, 0.5, "a reader does not wait for a writer")
+        try writer.execute("COMMIT")
+        XCTAssertEqual(try rows(), [])
+    }
+
+
+    func testTheURIPathOfTheImmutableFallbackKeepsEveryName() {
+        XCTAssertEqual(HistoryReader.uriPath("/var/lib/tel watch/h?#%.db"), "/var/lib/tel%20watch/h%3F%23%25.db")
+    }
+}

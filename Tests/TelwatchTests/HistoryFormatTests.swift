@@ -1,0 +1,110 @@
+import Glibc
+import History
+import Pipeline
+import TestSupport
+import XCTest
+@testable import telwatch
+
+/// `telwatch log` as it is printed: the table's columns and words, escaping, and CSV quoting
+/// with its guard against spreadsheet formulas.
+final class HistoryFormatTests: XCTestCase {
+    /// 2026-11-29T14:20:45.402Z.
+    private let now = 1_795_962_045.402
+    private var savedTimeZone: String?
+
+    override func setUp() {
+        savedTimeZone = getenv("TZ").map { String(cString: $0) }
+        setenv("TZ", "UTC", 1)
+        tzset()
+    }
+
+    override func tearDown() {
+        if let savedTimeZone { setenv("TZ", savedTimeZone, 1) } else { unsetenv("TZ") }
+        tzset()
+    }
+
+    private func row(state: String = "disconnected", direction: String = "incoming", number: String = "+15551230001",
+                     name: String = "", reason: String? = "terminated", missed: Bool = false, unseen: Bool = false,
+                     connected: Bool = true, lasted: Double? = 65) -> HistoryRow {
+        var row = HistoryRow()
+        row.callID = "8758f479-318c-412c-8eef-94e245ed8d9f"
+        row.backend = "modemmanager"
+        row.modem = "/org/freedesktop/ModemManager1/Modem/0"
+        row.path = "/org/freedesktop/ModemManager1/Call/3"
+        row.state = state
+        row.direction = direction
+        row.number = number
+        row.name = name
+        row.reason = reason
+        row.missed = missed
+        row.unseen = unseen
+        row.firstSeen = now - 120
+        row.connectedAt = connected ? now - 110 : nil
+        row.endedAt = lasted.map { _ in now }
+        row.duration = lasted
+        return row
+    }
+
+    private func text(_ row: HistoryRow, redact: Bool = false) -> String {
+        HistoryFormat(schema: EventSchema(redactNumbers: redact), now: now).text(row)
+    }
+
+    func testEachOutcomeHasItsWordAndHowLongItLasted() {
+        XCTAssertEqual(HistoryFormat.header, "first seen           dir  number           call       lasted         id       stack")
+        XCTAssertEqual(text(row()), "2026-11-29 14:18:45  in   +15551230001     answered   talked 1 min 05 s 8758f479 "
+                       + "modemmanager Modem/0 reason=terminated")
+        XCTAssertEqual(text(row(missed: true, unseen: true, connected: false, lasted: 12)),
+                       "2026-11-29 14:18:45  in   +15551230001     missed     after 12.0 s   8758f479 modemmanager Modem/0 "
+                       + "reason=terminated unseen")
+        XCTAssertTrue(text(row(direction: "outgoing", connected: false, lasted: 30))
+            .hasPrefix("2026-11-29 14:18:45  out  +15551230001     unanswered after 30.0 s   8758f479"))
+        XCTAssertEqual(text(row(state: "connected", reason: "accepted", lasted: nil)),
+                       "2026-11-29 14:18:45  in   +15551230001     live       for 1 min 50 s 8758f479 modemmanager Modem/0")
+        XCTAssertEqual(text(row(state: "unknown", reason: "accepted", lasted: nil)),
+                       "2026-11-29 14:18:45  in   +15551230001     unknown    -              8758f479 modemmanager Modem/0 "
+                       + "reason=accepted")
+        XCTAssertTrue(text(row(direction: "unknown", connected: false, lasted: 3))
+            .hasPrefix("2026-11-29 14:18:45  ?    +15551230001     ended      after 3.0 s    8758f479"))
+    }
+
+    func testAHostileNumberOrNameIsEscapedAndRedactionStillApplies() {
+        let line = text(row(number: "+1\u{1B}[2J\n5", name: "Eve \u{202E}x"))
+        XCTAssertFalse(line.contains("\u{1B}") || line.contains("\n") || line.contains("\u{202E}"), line)
+        XCTAssertTrue(line.contains(#"+1\e[2J\n5"#), line)
+        XCTAssertTrue(line.contains(#"name="Eve \u{202e}x""#), line)
+        XCTAssertTrue(text(row(), redact: true).contains(" **********01 "))
+    }
+
+    func testCSVQuotesWhatNeedsItAndGuardsFormulas() {
+        XCTAssertEqual(CSVRecord.quoted("plain"), "plain")
+        XCTAssertEqual(CSVRecord.quoted("a,b"), "\"a,b\"")
+        XCTAssertEqual(CSVRecord.quoted("say \"hi\""), "\"say \"\"hi\"\"\"")
+        XCTAssertEqual(CSVRecord.quoted("two\r\nlines"), "\"two\r\nlines\"")
+        for formula in ["=1+1", "+15551234", "-2", "@SUM(A1)", "\tx", "\rx"] {
+            XCTAssertEqual(CSVRecord.guarded(formula), "'" + formula, formula)
+        }
+        XCTAssertEqual(CSVRecord.guarded("15551234"), "15551234")
+        XCTAssertEqual(CSVRecord.guarded(""), "")
+
+        var record = CSVRecord()
+        row(number: "=HYPERLINK(\"x\")", name: "a,b").write(into: &record)
+        XCTAssertEqual(record.keys, ["call_id", "backend", "modem", "path", "state", "direction", "number", "name", "reason",
+                                     "multiparty", "initial", "resumed", "missed", "unseen", "first_seen", "connected_at",
+                                     "ended_at", "duration"])
+        XCTAssertEqual(record.line, "8758f479-318c-412c-8eef-94e245ed8d9f,modemmanager,/org/freedesktop/ModemManager1/Modem/0,"
+                       + "/org/freedesktop/ModemManager1/Call/3,disconnected,incoming,\"'=HYPERLINK(\"\"x\"\")\",\"a,b\","
+                       + "terminated,false,false,false,false,false,2026-11-29T14:18:45.402Z,2026-11-29T14:18:55.402Z,"
+                       + "2026-11-29T14:20:45.402Z,65.000\r\n")
+    }
+
+    func testJSONHasTheEventStreamsKeysAndTypes() throws {
+        var object = JSONObject()
+        row(state: "unknown", reason: nil, lasted: nil).write(into: &object)
+        XCTAssertEqual(object.line, "{\"call_id\":\"8758f479-318c-412c-8eef-94e245ed8d9f\",\"backend\":\"modemmanager\","
+                       + "\"modem\":\"/org/freedesktop/ModemManager1/Modem/0\",\"path\":\"/org/freedesktop/ModemManager1/Call/3\","
+                       + "\"state\":\"unknown\",\"direction\":\"incoming\",\"number\":\"+15551230001\",\"name\":\"\",\"reason\":null,"
+                       + "\"multiparty\":false,\"initial\":false,\"resumed\":false,\"missed\":false,\"unseen\":false,"
+                       + "\"first_seen\":\"2026-11-29T14:18:45.402Z\",\"connected_at\":\"2026-11-29T14:18:55.402Z\","
+                       + "\"ended_at\":null,\"duration\":null}")
+    }
+}
