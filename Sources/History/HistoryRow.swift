@@ -68,7 +68,8 @@ public struct HistoryRow: Equatable, Sendable {
 struct RowWriter: EventFieldWriter {
     var row = HistoryRow()
 
-    mutating func add(_ name: String, _ value: String?) {
+    mutating func add(_ key: StaticString, _ value: String?) {
+        let name = key.description
         switch name {
         case "call_id": row.callID = value ?? ""
         case "backend": row.backend = value ?? ""
@@ -83,7 +84,8 @@ struct RowWriter: EventFieldWriter {
         }
     }
 
-    mutating func add(_ name: String, _ value: Bool) {
+    mutating func add(_ key: StaticString, _ value: Bool) {
+        let name = key.description
         switch name {
         case "multiparty": row.multiparty = value
         case "initial": row.initial = value
@@ -93,13 +95,15 @@ struct RowWriter: EventFieldWriter {
         }
     }
 
-    mutating func add(_ name: String, _ value: Int) {}
+    mutating func add(_ key: StaticString, _ value: Int) {}
 
-    mutating func add(_ name: String, seconds value: Double?) {
+    mutating func add(_ key: StaticString, seconds value: Double?) {
+        let name = key.description
         if name == "duration" { row.duration = value }
     }
 
-    mutating func add(_ name: String, time value: Double?) {
+    mutating func add(_ key: StaticString, time value: Double?) {
+        let name = key.description
         switch name {
         case "first_seen": row.firstSeen = value ?? 0
         case "connected_at": row.connectedAt = value

@@ -67,25 +67,25 @@ struct CSVRecord: EventFieldWriter {
     var line: String { cells.joined(separator: ",") + "\r\n" }
     var headerLine: String { keys.joined(separator: ",") + "\r\n" }
 
-    mutating func add(_ name: String, _ value: String?) { append(name, value.map(CSVRecord.guarded) ?? "") }
-    mutating func add(_ name: String, _ value: Bool) { append(name, value ? "true" : "false") }
-    mutating func add(_ name: String, _ value: Int) { append(name, String(value)) }
+    mutating func add(_ name: StaticString, _ value: String?) { append(name, value.map(CSVRecord.guarded) ?? "") }
+    mutating func add(_ name: StaticString, _ value: Bool) { append(name, value ? "true" : "false") }
+    mutating func add(_ name: StaticString, _ value: Int) { append(name, String(value)) }
 
-    mutating func add(_ name: String, seconds value: Double?) {
+    mutating func add(_ name: StaticString, seconds value: Double?) {
         var object = JSONObject()
         object.add(name, seconds: value)
         append(name, value == nil ? "" : CSVRecord.bareValue(of: object))
     }
 
-    mutating func add(_ name: String, time value: Double?) {
+    mutating func add(_ name: StaticString, time value: Double?) {
         guard let value else { return append(name, "") }
         var bytes: [UInt8] = []
         JSONObject.appendRFC3339(value, to: &bytes)
         append(name, String(decoding: bytes, as: UTF8.self))
     }
 
-    private mutating func append(_ name: String, _ cell: String) {
-        keys.append(name)
+    private mutating func append(_ name: StaticString, _ cell: String) {
+        keys.append(name.description)
         cells.append(CSVRecord.quoted(cell))
     }
 
