@@ -7,21 +7,7 @@ import XCTest
 
 /// `telwatch log` as it is printed: the table's columns and words, escaping, and CSV quoting
 /// with its guard against spreadsheet formulas.
-final class HistoryFormatTests: XCTestCase {
-    /// 2026-11-29T14:20:45.402Z.
-    private let now = 1_795_962_045.402
-    private var savedTimeZone: String?
-
-    override func setUp() {
-        savedTimeZone = getenv("TZ").map { String(cString: $0) }
-        setenv("TZ", "UTC", 1)
-        tzset()
-    }
-
-    override func tearDown() {
-        if let savedTimeZone { setenv("TZ", savedTimeZone, 1) } else { unsetenv("TZ") }
-        tzset()
-    }
+final class HistoryFormatTests: UTCTestCase {
 
     private func row(state: String = "disconnected", direction: String = "incoming", number: String = "+15551230001",
                      name: String = "", reason: String? = "terminated", missed: Bool = false, unseen: Bool = false,

@@ -8,23 +8,8 @@ import XCTest
 
 /// Text output as a person reads it in a terminal: the call line's columns and markers, the
 /// escaping of hostile caller ids and names, redaction, and how durations are said.
-final class TextFormatTests: XCTestCase {
-    /// 2026-11-29T14:20:45.402Z.
-    private let now = 1_795_962_045.402
+final class TextFormatTests: UTCTestCase {
     private let callID = "8758f479-318c-412c-8eef-94e245ed8d9f"
-    private var savedTimeZone: String?
-
-    // Text times are local: the expected lines are written for UTC, and the zone is put back.
-    override func setUp() {
-        savedTimeZone = getenv("TZ").map { String(cString: $0) }
-        setenv("TZ", "UTC", 1)
-        tzset()
-    }
-
-    override func tearDown() {
-        if let savedTimeZone { setenv("TZ", savedTimeZone, 1) } else { unsetenv("TZ") }
-        tzset()
-    }
 
     private func call(state: CallState = .incoming, detail: CallDetail? = .ringing,
                       direction: CallDirection = .incoming, number: String = "+15551230001", name: String = "",
