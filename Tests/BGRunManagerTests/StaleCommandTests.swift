@@ -13,13 +13,20 @@ final class StaleCommandTests: RunTestCase {
     /// Starts the probe and returns it with its run command's pid once it holds its lock (its
     /// `lock-taken` comes after the turn in which the run, command included, was recorded).
     private func startProbe(stubborn: Bool) throws -> (TestProcess, pid_t) {
+        let ready = harness.fixture.directory + "/stubborn-ready"
         let probe = try harness.fixture.start([probePath, stateDirectory],
-                                              extraEnvironment: stubborn ? ["PROBE_STUBBORN=1"] : [], name: "run-probe")
+                                              extraEnvironment: stubborn ? ["PROBE_STUBBORN=1", "PROBE_READY=" + ready] : [],
+                                              name: "run-probe")
         var lines: [String] = []
         XCTAssertNotNil(probe.readLine(timeout: 10, where: { $0.hasPrefix("lock-taken") }) { lines.append($0) },
                         "the probe never held its lock: \(lines) \(probe.log())")
         let line = try XCTUnwrap(lines.first { $0.hasPrefix("run-command-started") }, "\(lines)")
         let pid = try XCTUnwrap(line.split(separator: " ").first { $0.hasPrefix("pid=") }.flatMap { pid_t($0.dropFirst(4)) })
+        // Its trap must be set before its parent dies, or the death signal ends it (a loaded machine
+        // can kill the probe before the shell has read its first word).
+        if stubborn {
+            XCTAssertTrue(Files.waitUntil(ready, timeout: 10) { Files.exists(ready) }, "the stubborn command never set its trap")
+        }
         return (probe, pid)
     }
 

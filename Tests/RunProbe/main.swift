@@ -25,7 +25,10 @@ func holdRun(_ arguments: [String]) throws {
     let stubborn = getenv("PROBE_STUBBORN").map { String(cString: $0) } == "1"
     // PROBE_MARKER names the command (an extra, zero-length sleep) so a test can find it in /proc.
     let marker = getenv("PROBE_MARKER").map { String(cString: $0) } ?? "0"
-    configuration.command = stubborn ? ["sh", "-c", "trap '' TERM; exec sleep 300"] : ["sleep", "300", marker]
+    // A stubborn command touches PROBE_READY once its trap is set: until then SIGTERM still kills it.
+    let ready = getenv("PROBE_READY").map { String(cString: $0) } ?? "/dev/null"
+    configuration.command = stubborn ? ["sh", "-c", "trap '' TERM; : >\"$0\"; exec sleep 300", ready]
+                                     : ["sleep", "300", marker]
     configuration.commandGrace = 0.3
     let manager = try BGRunManager(loop: loop, lockBus: bus, configuration: configuration) { event in
         say(([event.name] + event.fields.map { "\($0.key)=\($0.value)" }).joined(separator: " "))
