@@ -31,11 +31,18 @@ final class SleepTests: RunTestCase {
         settle()
     }
 
-    /// A round trip on the watching connection: the bus has handled its AddMatch and the owner lookup.
-    private func settle() {
-        _ = try? harness.connection.callBlocking(destination: BusDaemon.name, path: BusDaemon.path,
-                                                 interface: BusDaemon.interface, member: "GetId", timeout: 5)
-        harness.run(until: { false }, timeout: 0.05)
+    /// A round trip on the watching connection, run through the loop: the bus answers in order, so
+    /// once its answer is handled, so are the AddMatch and the owner lookup sent before it.
+    private func settle(file: StaticString = #filePath, line: UInt = #line) {
+        var answered = false
+        do {
+            let getID = try Message.methodCall(destination: BusDaemon.name, path: BusDaemon.path,
+                                               interface: BusDaemon.interface, member: "GetId")
+            harness.connection.call(getID, timeout: 5) { _ in answered = true }
+        } catch {
+            return XCTFail("GetId: \(error)", file: file, line: line)
+        }
+        waitFor("the bus's answer to GetId", file: file, line: line) { answered }
     }
 
     private func sleepNames() -> [String] { sleepEvents.map(\.name) }

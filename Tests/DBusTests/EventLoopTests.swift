@@ -25,7 +25,12 @@ final class EventLoopTests: BusTestCase {
                                        interface: "org.freedesktop.ModemManager1.Call")) { _ in }
         let watch = try connection.watchName("org.freedesktop.ModemManager1") { _ in }
         waitFor("the name watch") { watch.isResolved }
-        loop.run(until: { false }, timeout: 0.2)  // let the AddMatch replies settle
+        // The bus answers in order: once GetId's answer is handled, so are the AddMatch replies.
+        var answered = false
+        connection.call(try Message.methodCall(destination: BusDaemon.name, path: BusDaemon.path,
+                                               interface: BusDaemon.interface, member: "GetId"),
+                        timeout: 5) { _ in answered = true }
+        waitFor("the bus's answer to GetId") { answered }
 
         var fired = false
         let end = try loop.timer { fired = true }
