@@ -25,7 +25,8 @@ enum WatchArguments {
             }
             switch argument {
             case "--config": _ = try cursor.value(for: argument)
-            case "--json", "--redact-numbers", "--wakelock", "--sleep-delay-lock":
+            case "--json", "--redact-numbers", "--wakelock", "--sleep-delay-lock",
+                 "--feedback", "--call-audio", "--notify":
                 try cursor.noValue(for: argument)
                 try options.set(String(argument.dropFirst(2)), "true")
             case "--no-history":
@@ -44,7 +45,7 @@ enum WatchArguments {
                 options.runCommand = first == "--" ? cursor.rest() : [first]
                 guard !options.runCommand.isEmpty else { throw UsageError("--run needs a command: --run -- CMD ARGS…") }
             case "--backend", "--bus", "--inhibit", "--hooks", "--lease", "--heartbeat", "--hook-timeout",
-                 "--stop-grace", "--state-dir", "--resume-grace", "--history-keep":
+                 "--stop-grace", "--state-dir", "--resume-grace", "--history-keep", "--session-bus":
                 try options.set(String(argument.dropFirst(2)), try cursor.value(for: argument))
             case "--":
                 throw UsageError("unexpected '--' (the run command goes after --run: --run -- CMD ARGS…)")
@@ -120,6 +121,11 @@ enum Help {
       --no-history                       do not record calls in DIR/history.db (telwatch log)
       --history-keep DURATION|0          drop calls first seen longer ago than this (default 365d;
                                          0 keeps every call)
+      --feedback                         ring and vibrate through feedbackd while a call rings
+      --call-audio                       call audio mode through callaudiod while a call is connected
+      --notify                           a desktop notification for each missed call
+      --session-bus ADDRESS              the phone session's bus for those (default
+                                         $DBUS_SESSION_BUS_ADDRESS)
       --redact-numbers                   show only the last two digits of phone numbers
       --quiet | --verbose                less or more on stdout and stderr
       --config FILE                      KEY = VALUE settings (the long option names); flags win

@@ -1,0 +1,89 @@
+import DBus
+import Loop
+
+/// One phone-session service an action talks to (feedbackd, callaudiod, the notification
+/// server), followed by name: whether it is there, and its calls addressed to its current owner.
+/// What a user should hear about it (absent at start, gone, back) is one line each through
+/// `report`; the action is told when an owner appears, so it can put back what it wants.
+final class SessionService {
+    /// What the user calls it in messages, e.g. `feedback: feedbackd (org.sigxcpu.Feedback)`.
+    let action: String
+    let name: String
+    let path: ObjectPath
+    let interface: String
+    private let connection: Connection
+    private let report: (String) -> Void
+    private var watch: NameOwnerWatch?
+    /// Said once while the service stays away, so a service that never comes costs one line.
+    private var absenceReported = false
+    /// A method of this service may take this long before it counts as not answering.
+    static let callTimeout = 5.0
+
+    /// The owner appeared (at start or later): calls now reach it.
+    var onAppeared: (() -> Void)?
+    /// The owner went away: what it held (a ring, a notification) went with it.
+    var onVanished: (() -> Void)?
+
+    init(action: String, name: String, path: String, interface: String, connection: Connection,
+         report: @escaping (String) -> Void) throws {
+        self.action = action
+        self.name = name
+        self.path = try ObjectPath(path)
+        self.interface = interface
+        self.connection = connection
+        self.report = report
+    }
+
+    var owner: String? { watch?.owner }
+    var isPresent: Bool { owner != nil }
+
+    func start() throws {
+        guard watch == nil else { return }
+        watch = try connection.watchName(name) { [weak self] event in self?.ownerChanged(event) }
+    }
+
+    private func ownerChanged(_ event: NameOwnerEvent) {
+        switch event {
+        case .absent:
+            say("\(name) is not on the session bus; \(action) starts when it appears")
+            absenceReported = true
+        case .vanished:
+            onVanished?()
+            if !absenceReported { say("\(name) left the session bus; \(action) resumes when it is back") }
+            absenceReported = true
+        case .appeared:
+            if absenceReported { say("\(name) is on the session bus again") }
+            absenceReported = false
+            onAppeared?()
+        }
+    }
+
+    /// A signal of this service, believed only from its current owner.
+    func subscribe(member: String, _ handler: @escaping (Message) -> Void) {
+        guard let watch else { return }
+        connection.subscribe(
+            MatchRule(sender: name, path: path.rawValue, interface: interface, member: member), owner: watch,
+            handler)
+    }
+
+    /// Calls a method of the current owner without blocking; nothing is sent while it is absent
+    /// (`reply` gets nothing then: the action puts its wish back when the owner appears).
+    func call(_ member: String, _ arguments: [DBusValue], reply: ((Result<Message, DBusError>) -> Void)? = nil) {
+        guard let owner else { return }
+        do {
+            let message = try Message.methodCall(destination: owner, path: path, interface: interface, member: member)
+            try message.append(values: arguments)
+            connection.call(message, timeout: Self.callTimeout) { result in reply?(result) }
+        } catch {
+            say("cannot build \(member) (\(error))")
+        }
+    }
+
+    /// One line on stderr, under the action's name.
+    func say(_ message: String) { report(action + ": " + message) }
+
+    func stop() {
+        watch?.cancel()
+        watch = nil
+    }
+}

@@ -1,0 +1,111 @@
+import CallMonitor
+import Glibc
+import Loop
+import TestSupport
+import XCTest
+
+/// `--feedback` against Debian's real feedbackd on a private session bus.
+final class FeedbackActionTests: PhoneActionTestCase {
+    let incoming = #"string "phone-incoming-call""#
+    let missedCall = #"string "phone-missed-call""#
+
+    /// A call rings from its `incoming` until it is answered; a call that rings out rings until
+    /// it is missed, then the missed-call feedback plays once. Each within 50 ms of the stack's
+    /// signal, by the buses' own timestamps, and feedbackd really ends each ring.
+    func testRingsWhileACallRingsAndStopsOnAnswerAndMiss() throws {
+        let feedbackd = try startFeedbackd()
+        try startModemManager()
+        let telwatch = try startWatchWithActions(["--feedback"])
+
+        let (first, added) = try ringSeen("+15551230001")
+        let ring = sessionTraffic.waitFor(isCall("TriggerFeedback", incoming))
+        assertPrompt(ring, after: added, "the ring")
+        XCTAssertEqual(ring?.destination.map { $0.hasPrefix(":") }, true, "sent to feedbackd's unique name")
+        let id = try XCTUnwrap(ring.flatMap { feedbackID(of: $0) })
+        XCTAssertNotNil(nextEvent(telwatch, "incoming"))
+
+        let answered = try setStateSeen(first, .active, reason: .accepted)
+        let end = sessionTraffic.waitFor(isCall("EndFeedback"))
+        assertPrompt(end, after: answered, "the end of the ring on answer")
+        XCTAssertEqual(end?.firstUInt32, id)
+        XCTAssertNotNil(sessionTraffic.waitFor { $0.member == "FeedbackEnded" && $0.firstUInt32 == id },
+                        "feedbackd never ended the ring:\n\(feedbackd.log())")
+        try setStateSeen(first, .terminated, reason: .terminated)
+        XCTAssertNotNil(nextEvent(telwatch, "run-stopped"))
+
+        let (second, _) = try ringSeen("+15551230002")
+        let secondRing = sessionTraffic.waitFor(isCall("TriggerFeedback", incoming))
+        let secondID = try XCTUnwrap(secondRing.flatMap { feedbackID(of: $0) })
+        let gaveUp = try setStateSeen(second, .terminated, reason: .terminated)
+        let secondEnd = sessionTraffic.waitFor(isCall("EndFeedback"))
+        assertPrompt(secondEnd, after: gaveUp, "the end of the ring of a missed call")
+        XCTAssertEqual(secondEnd?.firstUInt32, secondID)
+        XCTAssertNotNil(sessionTraffic.waitFor(isCall("TriggerFeedback", missedCall)), "no missed-call feedback")
+        XCTAssertNotNil(nextEvent(telwatch, "missed"))
+        telwatch.terminate()
+        sessionTraffic.drain()
+        let triggers = sessionTraffic.seen().filter { $0.member == "TriggerFeedback" }
+        XCTAssertEqual(triggers.count, 3, "two rings and one missed call: \(triggers)")
+        XCTAssertEqual(telwatch.log(), "", "nothing to say when feedbackd works")
+    }
+
+    /// telwatch killed mid-ring: feedbackd sees its client go and ends the ring itself.
+    func testARingEndsWhenTelwatchIsKilled() throws {
+        let feedbackd = try startFeedbackd()
+        try startModemManager()
+        let telwatch = try startWatchWithActions(["--feedback"])
+        _ = try ringSeen("+15551230001")
+        let ring = sessionTraffic.waitFor(isCall("TriggerFeedback", incoming))
+        let id = try XCTUnwrap(ring.flatMap { feedbackID(of: $0) })
+
+        telwatch.signal(SIGKILL)
+        XCTAssertNotNil(telwatch.wait(timeout: 5))
+        let ended = sessionTraffic.waitFor { $0.kind == "signal" && $0.member == "FeedbackEnded" && $0.firstUInt32 == id }
+        XCTAssertNotNil(ended, "the ring outlived telwatch:\n\(feedbackd.log())")
+        XCTAssertTrue(feedbackd.isRunning, "feedbackd survived its client's death")
+    }
+
+    /// feedbackd killed mid-ring: one line, no crash; started again, the call still ringing rings
+    /// again, and so does the next call.
+    func testFeedbackdKilledMidRingAndRestarted() throws {
+        let feedbackd = try startFeedbackd()
+        try startModemManager()
+        let telwatch = try startWatchWithActions(["--feedback"])
+        let (first, _) = try ringSeen("+15551230001")
+        XCTAssertNotNil(sessionTraffic.waitFor(isCall("TriggerFeedback", incoming)))
+
+        feedbackd.signal(SIGKILL)
+        XCTAssertNotNil(feedbackd.wait(timeout: 5))
+        XCTAssertTrue(Files.waitUntil(telwatch.logPath ?? "", timeout: 10) { telwatch.log().contains("left the session bus") },
+                      "telwatch said nothing: \(telwatch.log())")
+        try startFeedbackd()
+        XCTAssertNotNil(sessionTraffic.waitFor(isCall("TriggerFeedback", incoming)),
+                        "the call still ringing did not ring on the new feedbackd")
+        try setStateSeen(first, .terminated, reason: .terminated)
+        XCTAssertNotNil(nextEvent(telwatch, "run-stopped"))
+
+        _ = try ringSeen("+15551230002")
+        let next = sessionTraffic.waitFor(isCall("TriggerFeedback", incoming))
+        XCTAssertNotNil(next.flatMap { feedbackID(of: $0) }, "the next call did not ring")
+        XCTAssertTrue(telwatch.isRunning)
+        let lines = telwatch.log().split(separator: "\n")
+        XCTAssertEqual(lines.count, 2, "one line as it went, one as it came back: \(lines)")
+    }
+
+    /// No feedbackd at start: one line; the calls, the run and the other sinks go on; once
+    /// feedbackd appears, the next call rings.
+    func testAbsentFeedbackdIsSaidOnceAndUsedOnceItAppears() throws {
+        try startModemManager()
+        let telwatch = try startWatchWithActions(["--feedback"])
+        let (first, _) = try ringSeen("+15551230001")
+        XCTAssertNotNil(nextEvent(telwatch, "incoming"), "the calls go on without feedbackd")
+        try setStateSeen(first, .terminated, reason: .terminated)
+        XCTAssertNotNil(nextEvent(telwatch, "run-stopped"))
+        XCTAssertEqual(telwatch.log(),
+                       "telwatch: feedback: org.sigxcpu.Feedback is not on the session bus; feedback starts when it appears\n")
+
+        try startFeedbackd()
+        _ = try ringSeen("+15551230002")
+        XCTAssertNotNil(sessionTraffic.waitFor(isCall("TriggerFeedback", incoming)), "no ring once feedbackd was there")
+    }
+}
