@@ -39,9 +39,9 @@ final class FeedbackAction {
     /// The ringing calls by id, and whether each rings or waits (another call is live).
     private var ringing: [String: CallDetail] = [:]
     private var ring: Ring?
-    /// Feedbacks that ended while a trigger was unanswered, by id: feedbackd says an event its
-    /// theme does not have ended before it answers the trigger with the id. Bounded, and
-    /// emptied as each trigger is answered.
+    /// Feedbacks that ended while a trigger was unanswered, by id: feedbackd may say that an
+    /// event its theme does not have ended before its answer to the trigger (with the id) comes.
+    /// Bounded, and emptied as each trigger is answered.
     private var endedEarly: [UInt32: UInt32] = [:]
     /// feedbackd's `FeedbackEnded` reason for an event the theme has no feedback for (G_MAXUINT).
     static let reasonNotFound = UInt32.max
@@ -158,6 +158,7 @@ final class FeedbackAction {
         switch ring {
         case .sounding(let event, id)?:
             ring = .spent(event)
+            if reason == Self.reasonNotFound { notFound(event) }
         case .requested?:
             if endedEarly.count < 16 { endedEarly[id] = reason }
         default:

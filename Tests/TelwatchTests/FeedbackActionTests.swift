@@ -108,4 +108,41 @@ final class FeedbackActionTests: PhoneActionTestCase {
         _ = try ringSeen("+15551230002")
         XCTAssertNotNil(sessionTraffic.waitFor(isCall("TriggerFeedback", incoming)), "no ring once feedbackd was there")
     }
+
+    /// A second call while one is active rings softly (`phone-call-waiting`) until it is answered.
+    func testAWaitingCallRingsAsCallWaiting() throws {
+        try startFeedbackd()
+        try startModemManager()
+        let telwatch = try startWatchWithActions(["--feedback"])
+        let (first, _) = try ringSeen("+15551230001")
+        try setStateSeen(first, .active, reason: .accepted)
+        XCTAssertNotNil(sessionTraffic.waitFor(isCall("EndFeedback")))
+
+        let second = try control("Wait", [.objectPath(try .init(Self.modem0)), .string("+15551230002")])
+            .first?.objectPath?.rawValue ?? ""
+        let waiting = sessionTraffic.waitFor(isCall("TriggerFeedback", #"string "phone-call-waiting""#))
+        let id = try XCTUnwrap(waiting.flatMap { feedbackID(of: $0) })
+        try setStateSeen(first, .held, reason: .accepted)
+        let answered = try setStateSeen(second, .active, reason: .accepted)
+        let end = sessionTraffic.waitFor(isCall("EndFeedback"))
+        assertPrompt(end, after: answered, "the end of the waiting call's ring")
+        XCTAssertEqual(end?.firstUInt32, id)
+        XCTAssertEqual(telwatch.log(), "")
+    }
+
+    /// A theme with no `phone-call-waiting` (feedbackd ends such an event at once): said once,
+    /// and the waiting call rings as an incoming one rather than not at all.
+    func testAThemeWithoutCallWaitingRingsAWaitingCallAsACall() throws {
+        try startFeedbackd(theme: "theme-no-waiting.json")
+        try startModemManager()
+        let telwatch = try startWatchWithActions(["--feedback"])
+        let (first, _) = try ringSeen("+15551230001")
+        try setStateSeen(first, .active, reason: .accepted)
+        _ = try control("Wait", [.objectPath(try .init(Self.modem0)), .string("+15551230002")])
+        XCTAssertNotNil(sessionTraffic.waitFor(isCall("TriggerFeedback", #"string "phone-call-waiting""#)))
+        let ring = sessionTraffic.waitFor(isCall("TriggerFeedback", incoming))
+        XCTAssertNotNil(ring.flatMap { feedbackID(of: $0) }, "the waiting call did not ring at all")
+        XCTAssertEqual(telwatch.log(), "telwatch: feedback: the feedback theme has no phone-call-waiting; "
+                       + "a waiting call rings as phone-incoming-call\n")
+    }
 }
