@@ -195,15 +195,19 @@ enum Help {
 
     static let demo = """
     usage: telwatch demo [--json] [--speed X] [--hooks DIR] [--redact-numbers] [--verbose]
+                         [--feedback] [--call-audio] [--notify]
 
     Starts a private dbus-daemon with telwatch's built-in ModemManager simulator and a stand-in
     logind, plays a short story (an incoming call answered, a second call waiting, a missed call,
     an outgoing call) and runs the real watch pipeline against it. Needs dbus-daemon; no modem.
-    --speed 10 plays it ten times faster.
+    --speed 10 plays it ten times faster. --feedback, --call-audio and --notify turn the phone
+    actions on against stand-ins of feedbackd, callaudiod and a notification server on the same
+    bus, which say what they are asked.
 
     examples:
       telwatch demo
       telwatch demo --json | jq -c 'select(.event=="missed")'
       telwatch demo --hooks ~/.config/telwatch/hooks --verbose
+      telwatch demo --feedback --call-audio --notify
     """
 }

@@ -537,7 +537,7 @@ final class OptionParsingTests: XCTestCase {
 
     func testDemoTakesOnlyWhatItsUsageLineNames() throws {
         XCTAssertEqual(DemoCommand.acceptedOptions, ["--json", "--redact-numbers", "--verbose", "-v", "--hooks",
-                                                     "--hook-timeout"])
+                                                     "--hook-timeout", "--feedback", "--call-audio", "--notify"])
         try assertTakes("demo", exactly: DemoCommand.acceptedOptions, configPath: try config("json = true\n"))
     }
 
