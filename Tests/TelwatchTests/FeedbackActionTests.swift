@@ -65,6 +65,19 @@ final class FeedbackActionTests: PhoneActionTestCase {
         XCTAssertTrue(feedbackd.isRunning, "feedbackd survived its client's death")
     }
 
+    /// telwatch stopped mid-ring (SIGTERM): it ends the ring itself before it leaves.
+    func testARingEndsWhenTelwatchStops() throws {
+        try startFeedbackd()
+        try startModemManager()
+        let telwatch = try startWatchWithActions(["--feedback"])
+        _ = try ringSeen("+15551230001")
+        let ring = sessionTraffic.waitFor(isCall("TriggerFeedback", incoming))
+        let id = try XCTUnwrap(ring.flatMap { feedbackID(of: $0) })
+        telwatch.signal(SIGTERM)
+        XCTAssertEqual(telwatch.wait(timeout: 10), .exited(0))
+        XCTAssertEqual(sessionTraffic.waitFor(isCall("EndFeedback"))?.firstUInt32, id)
+    }
+
     /// feedbackd killed mid-ring: one line, no crash; started again, the call still ringing rings
     /// again, and so does the next call.
     func testFeedbackdKilledMidRingAndRestarted() throws {
