@@ -12,7 +12,7 @@ import select
 import subprocess
 import time
 
-from benchlib import REPO, BenchError, LineReader, MiniBus, log, median, start_bus, tail, wait_lines
+from benchlib import REPO, BenchError, LineReader, MiniBus, cpu_ns, log, median, start_bus, tail, wait_lines
 
 FEEDBACKD = "/usr/libexec/feedbackd"
 THEME = os.path.join(REPO, "Tests", "Fixtures", "feedbackd", "theme.json")
@@ -87,7 +87,7 @@ def _lifecycles(env, tw, count, timeout):
         missed += sum(1 for obj, _, _, _ in tw.lines(left) if obj is not None and obj.get("event") == "missed")
 
 
-def phase_actions(args, tracker, tmp, binary, Env, Telwatch, cpu_ms, memory):
+def phase_actions(args, tracker, tmp, binary, Env, Telwatch, memory):
     if not os.access(FEEDBACKD, os.X_OK):
         log(f"actions: skipped: no {FEEDBACKD} (scripts/setup --tests installs feedbackd)")
         return {"skipped": f"no {FEEDBACKD}"}
@@ -146,9 +146,10 @@ def phase_actions(args, tracker, tmp, binary, Env, Telwatch, cpu_ms, memory):
                 Telwatch.extra = saved
             tw.wait_ready()
             time.sleep(0.2)
-            before = cpu_ms(tw.pid)
+            # schedstat's ns: /proc/PID/stat's 10 ms ticks are too coarse for a few hundred calls.
+            before = cpu_ns(tw.pid)
             _lifecycles(env, tw, args.action_lifecycles, args.timeout)
-            cost[name] = {"cpu_ms": round(cpu_ms(tw.pid) - before, 1), **memory(tw.pid)}
+            cost[name] = {"cpu_ms": round((cpu_ns(tw.pid) - before) / 1e6, 2), **memory(tw.pid)}
             tw.stop()
     finally:
         if watch:
