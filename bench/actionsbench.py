@@ -87,6 +87,18 @@ def _lifecycles(env, tw, count, timeout):
         missed += sum(1 for obj, _, _, _ in tw.lines(left) if obj is not None and obj.get("event") == "missed")
 
 
+def _telwatch(Telwatch, tracker, env, binary, extra):
+    """The suite's telwatch with `extra` options for this one instance, once it is ready."""
+    saved = Telwatch.extra
+    Telwatch.extra = saved + extra
+    try:
+        tw = Telwatch(tracker, env, binary)
+    finally:
+        Telwatch.extra = saved
+    tw.wait_ready()
+    return tw
+
+
 def phase_actions(args, tracker, tmp, binary, Env, Telwatch, memory):
     if not os.access(FEEDBACKD, os.X_OK):
         log(f"actions: skipped: no {FEEDBACKD} (scripts/setup --tests installs feedbackd)")
@@ -114,13 +126,7 @@ def phase_actions(args, tracker, tmp, binary, Env, Telwatch, memory):
         actions = ["--feedback", "--call-audio", "--notify", "--session-bus", address]
 
         # Ring -> TriggerFeedback, hangup -> EndFeedback, one call at a time on an idle telwatch.
-        saved = Telwatch.extra
-        Telwatch.extra = saved + actions
-        try:
-            tw = Telwatch(tracker, env, binary)
-        finally:
-            Telwatch.extra = saved
-        tw.wait_ready()
+        tw = _telwatch(Telwatch, tracker, env, binary, actions)
         trigger_ms, end_ms = [], []
         for _ in range(args.rings):
             tw.drain()
@@ -139,12 +145,7 @@ def phase_actions(args, tracker, tmp, binary, Env, Telwatch, memory):
         # The cost: the same missed calls with the actions off, then on.
         cost = {}
         for name, extra in (("off", []), ("on", actions)):
-            Telwatch.extra = saved + extra
-            try:
-                tw = Telwatch(tracker, env, binary)
-            finally:
-                Telwatch.extra = saved
-            tw.wait_ready()
+            tw = _telwatch(Telwatch, tracker, env, binary, extra)
             time.sleep(0.2)
             # schedstat's ns: /proc/PID/stat's 10 ms ticks are too coarse for a few hundred calls.
             before = cpu_ns(tw.pid)
