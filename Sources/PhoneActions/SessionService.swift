@@ -45,16 +45,37 @@ final class SessionService {
     private func ownerChanged(_ event: NameOwnerEvent) {
         switch event {
         case .absent:
-            say("\(name) is not on the session bus; \(action) starts when it appears")
-            absenceReported = true
+            activate { [weak self] in
+                guard let self, !self.isPresent else { return }
+                self.say("\(self.name) is not on the session bus; \(self.action) starts when it appears")
+                self.absenceReported = true
+            }
         case .vanished:
             onVanished?()
             if !absenceReported { say("\(name) left the session bus; \(action) resumes when it is back") }
             absenceReported = true
+            activate {}
         case .appeared:
             if absenceReported { say("\(name) is on the session bus again") }
             absenceReported = false
             onAppeared?()
+        }
+    }
+
+    /// Asks the bus to start the service, as a phone session's bus does for feedbackd and
+    /// callaudiod (D-Bus activation): telwatch calls only a present owner, so nothing else would
+    /// start one that is activatable but not running. `otherwise` runs when the bus cannot start
+    /// it (not activatable, or it failed); once started, the name appears as any owner does.
+    private func activate(otherwise: @escaping () -> Void) {
+        do {
+            let start = try Message.methodCall(destination: BusDaemon.name, path: BusDaemon.path,
+                                               interface: BusDaemon.interface, member: "StartServiceByName")
+            try start.append(name, UInt32(0))
+            connection.call(start, timeout: Self.callTimeout) { result in
+                if case .failure = result { otherwise() }
+            }
+        } catch {
+            otherwise()
         }
     }
 

@@ -1,4 +1,5 @@
 import CallMonitor
+import DBus
 import Glibc
 import Loop
 import TestSupport
@@ -63,6 +64,46 @@ final class FeedbackActionTests: PhoneActionTestCase {
         let ended = sessionTraffic.waitFor { $0.kind == "signal" && $0.member == "FeedbackEnded" && $0.firstUInt32 == id }
         XCTAssertNotNil(ended, "the ring outlived telwatch:\n\(feedbackd.log())")
         XCTAssertTrue(feedbackd.isRunning, "feedbackd survived its client's death")
+    }
+
+    /// A session bus that starts feedbackd on demand (D-Bus activation, as a phone session's
+    /// does) and no feedbackd running: telwatch has the bus start it, and the first call rings.
+    func testAnActivatableFeedbackdIsStarted() throws {
+        let services = session.directory + "/services"
+        try Files.makeDirectory(services)
+        let home = session.directory + "/home"
+        try Files.makeDirectory(home)
+        let activated = try BusFixture(serviceDirectory: services)
+        defer {
+            // The bus started it, not the test: it is found by its connection and killed by pid.
+            Self.killOwner(of: "org.sigxcpu.Feedback", on: activated)
+            activated.stop()
+        }
+        try Files.write(services + "/org.sigxcpu.Feedback.service", """
+            [D-BUS Service]
+            Name=org.sigxcpu.Feedback
+            Exec=/usr/bin/env DBUS_SESSION_BUS_ADDRESS=\(activated.address) FEEDBACK_THEME=\(Repository.path("Tests/Fixtures/feedbackd/theme.json")) GSETTINGS_BACKEND=memory HOME=\(home) /usr/libexec/feedbackd
+
+            """)
+        let traffic = try BusMonitor(activated)
+        try startModemManager()
+        let telwatch = try startWatch(["--feedback", "--session-bus", activated.address])
+        _ = try ringSeen("+15551230001")
+        let ring = traffic.waitFor(timeout: 15, isCall("TriggerFeedback", incoming))
+        XCTAssertEqual(ring.flatMap { traffic.reply(to: $0) }?.kind, "method return", "no ring:\n\(telwatch.log())")
+        XCTAssertEqual(telwatch.log(), "", "nothing to say: the bus started feedbackd")
+    }
+
+    /// Kills the process that owns `name` on `fixture`'s bus, by its pid (the bus started it).
+    static func killOwner(of name: String, on fixture: BusFixture) {
+        guard let loop = try? EventLoop(), let bus = try? Connection(.address(fixture.address), loop: loop) else { return }
+        defer { bus.close() }
+        guard let reply = try? bus.callBlocking(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "GetConnectionUnixProcessID", name, timeout: 5),
+            let pid = try? reply.decode(UInt32.self) else { return }
+        kill(pid_t(pid), SIGKILL)
+        _ = ProcessTable.waitForEnd(pid_t(pid), timeout: 5)
     }
 
     /// telwatch stopped mid-ring (SIGTERM): it ends the ring itself before it leaves.
