@@ -184,12 +184,14 @@ enum Help {
 
     static let doctor = """
     usage: telwatch doctor [--bus BUS] [--backend B] [--inhibit WHAT[:MODE]|none] [--hooks DIR] [--state-dir DIR]
-                           [--sleep-delay-lock] [--no-history] [--config FILE]
+                           [--sleep-delay-lock] [--no-history] [--feedback] [--call-audio] [--notify]
+                           [--session-bus ADDRESS] [--config FILE]
 
     Checks what telwatch needs: the bus, which stacks run and how many modems have voice, whether
     oFono's policy lets this user read calls, whether an inhibitor lock can be taken, whether the
     hooks are executable, whether the call history can be read and written (not damaged, not of a
-    newer telwatch), the last sleep and resume (✘ if the last sleep came while a call was live).
+    newer telwatch), the last sleep and resume (✘ if the last sleep came while a call was live),
+    and with a phone action on, whether its service is on the session bus (or can be started).
     One line each, ✔ or ✘ with the fix. Exit status 4 if anything is ✘.
     """
 

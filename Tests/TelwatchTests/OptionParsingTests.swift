@@ -502,7 +502,8 @@ final class OptionParsingTests: XCTestCase {
 
     func testDoctorTakesOnlyWhatItsUsageLineNamesAndReadsTheConfigFile() throws {
         XCTAssertEqual(DoctorCommand.acceptedOptions, ["--bus", "--backend", "--inhibit", "--hooks", "--state-dir",
-                                                       "--sleep-delay-lock", "--no-history", "--config"])
+                                                       "--sleep-delay-lock", "--no-history", "--config",
+                                                       "--feedback", "--call-audio", "--notify", "--session-bus"])
         let path = try config("inhibit = sleep:delay\nhooks = /from/file\n")
         try assertTakes("doctor", exactly: DoctorCommand.acceptedOptions, configPath: path)
         let options = try parse(["--config", path, "--hooks", "/from/flag"], command: "doctor",

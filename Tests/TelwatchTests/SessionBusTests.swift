@@ -32,4 +32,18 @@ final class SessionBusTests: PhoneActionTestCase {
         XCTAssertNotNil(nextEvent(telwatch, "run-stopped"))
         XCTAssertTrue(telwatch.isRunning)
     }
+
+    /// `doctor` with phone actions on says, for each, whether its service is on the session bus.
+    func testDoctorSaysWhichActionsServicesAreThere() throws {
+        try startFeedbackd()
+        try startModemManager()
+        let result = try runToEnd(["doctor", "--bus", fixture.address, "--backend", "modemmanager",
+                                   "--state-dir", stateDirectory, "--feedback", "--notify",
+                                   "--session-bus", session.address])
+        XCTAssertEqual(result.status, .exited(4), result.output)
+        XCTAssertTrue(result.output.contains("✔ --feedback: feedbackd (org.sigxcpu.Feedback) runs as :1."), result.output)
+        XCTAssertTrue(result.output.contains("✘ --notify: a notification server (org.freedesktop.Notifications) "
+                                             + "is not on the session bus"), result.output)
+        XCTAssertFalse(result.output.contains("--call-audio"), "only the actions asked for: \(result.output)")
+    }
 }
