@@ -17,9 +17,6 @@ final class CallAudioAction {
     private var inCall = false
     /// The mode last asked of the current owner; nil when nothing was asked of it yet.
     private var asked: CallAudioMode?
-    /// The last switch failed and was said: a callaudiod that cannot switch (no sound server)
-    /// costs one line, not one per call; said again only after a switch worked.
-    private var failing = false
 
     init(service: SessionService) {
         self.service = service
@@ -53,20 +50,17 @@ final class CallAudioAction {
 
     private func answered(_ mode: CallAudioMode, _ result: Result<Message, DBusError>) {
         let what = mode == .call ? "switch the audio to call mode" : "switch the audio back from call mode"
-        let problem: String
         switch result {
         case .success(let reply):
-            guard let switched = try? reply.decode(Bool.self), !switched else { return failing = false }
-            problem = "callaudiod could not \(what) (SelectMode(\(mode.rawValue)) answered false)"
+            guard let switched = try? reply.decode(Bool.self), !switched else { return service.worked() }
+            service.failed("callaudiod could not \(what) (SelectMode(\(mode.rawValue)) answered false)")
         case .failure(.timedOut):
-            problem = "callaudiod did not \(what) within \(Int(SessionService.callTimeout)) s (is its sound server running?)"
+            service.failed("callaudiod did not \(what) within \(Int(SessionService.callTimeout)) s "
+                           + "(is its sound server running?)")
         case .failure(.disconnected):
-            return
+            break
         case .failure(let error):
-            problem = "callaudiod refused to \(what): \(error)"
+            service.failed("callaudiod refused to \(what): \(error)")
         }
-        guard !failing else { return }
-        failing = true
-        service.say(problem + "; said once until a switch works")
     }
 }

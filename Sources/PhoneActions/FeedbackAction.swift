@@ -45,8 +45,10 @@ final class FeedbackAction {
     private var endedEarly: [UInt32: UInt32] = [:]
     /// feedbackd's `FeedbackEnded` reason for an event the theme has no feedback for (G_MAXUINT).
     static let reasonNotFound = UInt32.max
-    /// The theme has no `phone-call-waiting`: a waiting call rings as an incoming one.
-    private var waitingUnknown = false
+    /// The events the theme has no feedback for, each said once. Without `phone-call-waiting`
+    /// a waiting call rings as an incoming one.
+    private var unknownEvents: Set<FeedbackEvent> = []
+    private var waitingUnknown: Bool { unknownEvents.contains(.callWaiting) }
     /// A ring is triggered with this timeout (seconds) and ended with `EndFeedback`: it outlasts
     /// any ring a network allows, and cannot sound forever if telwatch missed the call's end.
     static let ringLimit: Int32 = 300
@@ -125,14 +127,15 @@ final class FeedbackAction {
         case .success(let reply):
             guard let answer = try? reply.decode(UInt32.self) else {
                 if case .requested(event)? = ring { ring = .spent(event) }
-                return service.say("TriggerFeedback(\(event.rawValue)) answered '\(reply.signature)', not an id")
+                return service.failed("TriggerFeedback(\(event.rawValue)) answered '\(reply.signature)', not an id")
             }
             id = answer
         case .failure(let error):
             if case .requested(event)? = ring { ring = .spent(event) }
-            if error != .disconnected { service.say("feedbackd refused \(event.rawValue): \(error)") }
+            if error != .disconnected { service.failed("feedbackd refused \(event.rawValue): \(error)") }
             return
         }
+        service.worked()
         let endedReason = endedEarly.removeValue(forKey: id)
         endedEarly.removeAll()
         guard case .requested(event)? = ring else {
@@ -147,9 +150,8 @@ final class FeedbackAction {
 
     /// The theme has no feedback for this event: said once; a waiting call then rings as a call.
     private func notFound(_ event: FeedbackEvent) {
+        guard unknownEvents.insert(event).inserted else { return }
         guard event == .callWaiting else { return service.say("the feedback theme has no \(event.rawValue)") }
-        guard !waitingUnknown else { return }
-        waitingUnknown = true
         service.say("the feedback theme has no \(event.rawValue); a waiting call rings as \(FeedbackEvent.incomingCall.rawValue)")
         update()
     }
@@ -169,16 +171,20 @@ final class FeedbackAction {
     /// A missed call's feedback: played once (timeout -1), nothing to end.
     private func missed() {
         service.call("TriggerFeedback", Self.trigger(.missedCall, timeout: -1)) { [weak self] result in
-            if case .failure(let error) = result, error != .disconnected {
-                self?.service.say("feedbackd refused \(FeedbackEvent.missedCall.rawValue): \(error)")
+            switch result {
+            case .success: self?.service.worked()
+            case .failure(.disconnected): break
+            case .failure(let error): self?.service.failed("feedbackd refused \(FeedbackEvent.missedCall.rawValue): \(error)")
             }
         }
     }
 
     private func end(_ id: UInt32) {
         service.call("EndFeedback", [.uint32(id)]) { [weak self] result in
-            if case .failure(let error) = result, error != .disconnected {
-                self?.service.say("feedbackd did not end feedback \(id): \(error)")
+            switch result {
+            case .success: self?.service.worked()
+            case .failure(.disconnected): break
+            case .failure(let error): self?.service.failed("feedbackd did not end feedback \(id): \(error)")
             }
         }
     }

@@ -35,8 +35,11 @@ final class NotifyAction {
             }
             let id = shown.remove(at: index).id
             service.call("CloseNotification", [.uint32(id)]) { [weak self] result in
-                if case .failure(let error) = result, error != .disconnected {
-                    self?.service.say("the notification server did not withdraw notification \(id): \(error)")
+                switch result {
+                case .success: self?.service.worked()
+                case .failure(.disconnected): break
+                case .failure(let error):
+                    self?.service.failed("the notification server did not withdraw notification \(id): \(error)")
                 }
             }
         default:
@@ -60,12 +63,13 @@ final class NotifyAction {
             guard let self else { return }
             switch result {
             case .success(let reply):
+                self.service.worked()
                 guard let id = try? reply.decode(UInt32.self), Self.isIdentified(number) else { return }
                 self.shown.removeAll { $0.number == number }
                 self.shown.append((number, id))
                 if self.shown.count > Self.shownLimit { self.shown.removeFirst() }
             case .failure(let error):
-                if error != .disconnected { self.service.say("the notification server refused a missed call: \(error)") }
+                if error != .disconnected { self.service.failed("the notification server refused a missed call: \(error)") }
             }
         }
     }

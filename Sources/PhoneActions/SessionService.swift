@@ -16,6 +16,9 @@ final class SessionService {
     private var watch: NameOwnerWatch?
     /// Said once while the service stays away, so a service that never comes costs one line.
     private var absenceReported = false
+    /// A refusal was said and nothing has worked since: a service that refuses every call costs
+    /// one line, not one per call.
+    private var failureReported = false
     /// A method of this service may take this long before it counts as not answering.
     static let callTimeout = 5.0
 
@@ -58,6 +61,7 @@ final class SessionService {
         case .appeared:
             if absenceReported { say("\(name) is on the session bus again") }
             absenceReported = false
+            failureReported = false
             onAppeared?()
         }
     }
@@ -102,6 +106,16 @@ final class SessionService {
 
     /// One line on stderr, under the action's name.
     func say(_ message: String) { report(action + ": " + message) }
+
+    /// A call refused, unanswered or answered with a failure: one line, then nothing more until
+    /// a call works (`worked`) or a new owner appears. A lost bus is no refusal: not said here.
+    func failed(_ message: String) {
+        guard !failureReported else { return }
+        failureReported = true
+        say(message + "; said once until it works again")
+    }
+
+    func worked() { failureReported = false }
 
     func stop() {
         watch?.cancel()

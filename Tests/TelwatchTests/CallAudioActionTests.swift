@@ -56,9 +56,27 @@ final class CallAudioActionTests: PhoneActionTestCase {
         XCTAssertNotNil(sessionTraffic.waitFor(isCall("SelectMode", callMode)))
         XCTAssertTrue(Files.waitUntil(telwatch.logPath ?? "", timeout: 15) { !telwatch.log().isEmpty })
         XCTAssertEqual(telwatch.log(), "telwatch: call-audio: callaudiod did not switch the audio to call mode within 5 s "
-                       + "(is its sound server running?); said once until a switch works\n")
+                       + "(is its sound server running?); said once until it works again\n")
         try setStateSeen(call, .terminated, reason: .terminated)
         XCTAssertNotNil(nextEvent(telwatch, "run-stopped"), "the calls went on")
         XCTAssertTrue(telwatch.isRunning)
+    }
+
+    /// A callaudiod that answers every switch with false: one line for two calls' four switches.
+    func testACallaudiodThatRefusesEverySwitchIsSaidOnce() throws {
+        _ = try session.startMock(template: "callaudiod", parameters: #"{"refuse": true}"#)
+        try session.waitForName("org.mobian_project.CallAudio")
+        try startModemManager()
+        let telwatch = try startWatchWithActions(["--call-audio"])
+        for number in ["+15551230001", "+15551230002"] {
+            let (call, _) = try ringSeen(number)
+            try setStateSeen(call, .active, reason: .accepted)
+            try setStateSeen(call, .terminated, reason: .terminated)
+            XCTAssertNotNil(nextEvent(telwatch, "run-stopped"))
+            let release = sessionTraffic.waitFor(isCall("SelectMode", defaultMode))
+            XCTAssertEqual(release.flatMap { sessionTraffic.reply(to: $0) }?.arguments, ["boolean false"])
+        }
+        XCTAssertEqual(telwatch.log(), "telwatch: call-audio: callaudiod could not switch the audio to call mode "
+                       + "(SelectMode(1) answered false); said once until it works again\n")
     }
 }
