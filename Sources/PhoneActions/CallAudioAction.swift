@@ -17,12 +17,15 @@ final class CallAudioAction {
     private var inCall = false
     /// The mode last asked of the current owner; nil when nothing was asked of it yet.
     private var asked: CallAudioMode?
+    /// A switch is out: one at a time, so calls that come and go faster than callaudiod answers
+    /// cannot pile up switches; its answer sends the mode wanted by then, if that differs.
+    private var switching = false
 
     init(service: SessionService) {
         self.service = service
         // A callaudiod that starts (or starts again) mid-call is put in call mode.
         service.onAppeared = { [weak self] in self?.update() }
-        service.onVanished = { [weak self] in self?.asked = nil }
+        service.onVanished = { [weak self] in self?.asked = nil }  // its pending switch fails and is let go
     }
 
     func receive(_ event: TrackerEvent) {
@@ -41,10 +44,13 @@ final class CallAudioAction {
     private func update() {
         let want: CallAudioMode = inCall ? .call : .default
         // Nothing was switched yet: the default mode needs no asking.
-        guard service.isPresent, asked != want, asked != nil || want == .call else { return }
+        guard service.isPresent, !switching, asked != want, asked != nil || want == .call else { return }
         asked = want
+        switching = true
         service.call("SelectMode", [.uint32(want.rawValue)]) { [weak self] result in
+            self?.switching = false
             self?.answered(want, result)
+            self?.update()
         }
     }
 

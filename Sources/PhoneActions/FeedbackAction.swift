@@ -16,13 +16,16 @@ enum FeedbackEvent: String {
 /// missed); a missed call gets its own short feedback once.
 ///
 /// One ring at a time: what should sound is worked out from the live calls (`wanted`), and the
-/// feedback sounding is changed only when that changes. feedbackd ends a client's feedbacks
-/// when the client leaves the bus, so a telwatch that dies mid-ring leaves nothing ringing.
+/// feedback sounding is changed only when that changes. One trigger is out at a time (a storm of
+/// calls ringing and ending cannot pile up calls to feedbackd): what changed while it was out is
+/// put right when it is answered. feedbackd ends a client's feedbacks when the client leaves the
+/// bus, so a telwatch that dies mid-ring leaves nothing ringing.
 final class FeedbackAction {
     /// The ring feedbackd plays for telwatch, if any.
     private enum Ring {
-        /// Triggered; feedbackd has not answered with its id yet.
-        case requested(FeedbackEvent)
+        /// Triggered; feedbackd has not answered with its id yet. `request` tells this trigger's
+        /// answer from that of one sent to an owner that has gone since.
+        case requested(FeedbackEvent, request: UInt64)
         case sounding(FeedbackEvent, id: UInt32)
         /// It ended on its own (its time limit, or the theme has no such feedback) while the
         /// calls still want it: not triggered again until they want another.
@@ -30,7 +33,7 @@ final class FeedbackAction {
 
         var event: FeedbackEvent {
             switch self {
-            case .requested(let event), .sounding(let event, _), .spent(let event): return event
+            case .requested(let event, _), .sounding(let event, _), .spent(let event): return event
             }
         }
     }
@@ -39,6 +42,9 @@ final class FeedbackAction {
     /// The ringing calls by id, and whether each rings or waits (another call is live).
     private var ringing: [String: CallDetail] = [:]
     private var ring: Ring?
+    private var requests: UInt64 = 0
+    /// A missed-call feedback is out: another missed call meanwhile adds nothing to hear.
+    private var missedOut = false
     /// Feedbacks that ended while a trigger was unanswered, by id: feedbackd may say that an
     /// event its theme does not have ended before its answer to the trigger (with the id) comes.
     /// Bounded, and emptied as each trigger is answered.
@@ -61,6 +67,7 @@ final class FeedbackAction {
         service.onVanished = { [weak self] in
             self?.ring = nil
             self?.endedEarly.removeAll()
+            self?.missedOut = false
         }
     }
 
@@ -107,13 +114,17 @@ final class FeedbackAction {
 
     private func update() {
         let want = wanted
+        // A trigger is out: its answer puts right whatever changed meanwhile.
+        if case .requested? = ring { return }
         guard ring?.event != want else { return }
-        if case .sounding(_, let id)? = ring { end(id) }  // a requested one is ended when its id comes
+        if case .sounding(_, let id)? = ring { end(id) }
         ring = nil
         guard let want, service.isPresent else { return }
-        ring = .requested(want)
+        requests += 1
+        let request = requests
+        ring = .requested(want, request: request)
         service.call("TriggerFeedback", Self.trigger(want, timeout: Self.ringLimit)) { [weak self] result in
-            self?.answered(want, result)
+            self?.answered(want, request: request, result)
         }
     }
 
@@ -121,31 +132,31 @@ final class FeedbackAction {
         [.string(appID), .string(event.rawValue), PropertyMap().dbusValue, .int32(timeout)]
     }
 
-    private func answered(_ event: FeedbackEvent, _ result: Result<Message, DBusError>) {
-        let id: UInt32
+    private func answered(_ event: FeedbackEvent, request: UInt64, _ result: Result<Message, DBusError>) {
+        // Not this trigger's owner any more (it went, and the ring was asked of the next one).
+        guard case .requested(_, request)? = ring else { return }
         switch result {
         case .success(let reply):
-            guard let answer = try? reply.decode(UInt32.self) else {
-                if case .requested(event)? = ring { ring = .spent(event) }
-                return service.failed("TriggerFeedback(\(event.rawValue)) answered '\(reply.signature)', not an id")
+            if let id = try? reply.decode(UInt32.self) {
+                service.worked()
+                let endedReason = endedEarly.removeValue(forKey: id)
+                endedEarly.removeAll()
+                if let endedReason {
+                    ring = .spent(event)
+                    if endedReason == Self.reasonNotFound { notFound(event) }
+                } else {
+                    ring = .sounding(event, id: id)
+                }
+            } else {
+                ring = .spent(event)
+                service.failed("TriggerFeedback(\(event.rawValue)) answered '\(reply.signature)', not an id")
             }
-            id = answer
         case .failure(let error):
-            if case .requested(event)? = ring { ring = .spent(event) }
+            ring = .spent(event)
             if error != .disconnected { service.failed("feedbackd refused \(event.rawValue): \(error)") }
-            return
         }
-        service.worked()
-        let endedReason = endedEarly.removeValue(forKey: id)
-        endedEarly.removeAll()
-        guard case .requested(event)? = ring else {
-            // The calls stopped wanting it while the trigger was out.
-            if endedReason == nil { end(id) }
-            return
-        }
-        guard let endedReason else { return ring = .sounding(event, id: id) }
-        ring = .spent(event)
-        if endedReason == Self.reasonNotFound { notFound(event) }
+        // The calls may want another ring, or none, by now.
+        update()
     }
 
     /// The theme has no feedback for this event: said once; a waiting call then rings as a call.
@@ -153,14 +164,16 @@ final class FeedbackAction {
         guard unknownEvents.insert(event).inserted else { return }
         guard event == .callWaiting else { return service.say("the feedback theme has no \(event.rawValue)") }
         service.say("the feedback theme has no \(event.rawValue); a waiting call rings as \(FeedbackEvent.incomingCall.rawValue)")
-        update()
     }
 
     private func ended(id: UInt32, reason: UInt32) {
         switch ring {
         case .sounding(let event, id)?:
             ring = .spent(event)
-            if reason == Self.reasonNotFound { notFound(event) }
+            if reason == Self.reasonNotFound {
+                notFound(event)
+                update()
+            }
         case .requested?:
             if endedEarly.count < 16 { endedEarly[id] = reason }
         default:
@@ -170,7 +183,10 @@ final class FeedbackAction {
 
     /// A missed call's feedback: played once (timeout -1), nothing to end.
     private func missed() {
+        guard !missedOut else { return }
+        missedOut = true
         service.call("TriggerFeedback", Self.trigger(.missedCall, timeout: -1)) { [weak self] result in
+            self?.missedOut = false
             switch result {
             case .success: self?.service.worked()
             case .failure(.disconnected): break

@@ -11,6 +11,10 @@ final class NotifyAction {
     /// The notification shown for each number, oldest first; bounded.
     private var shown: [(number: String, id: UInt32)] = []
     static let shownLimit = 64
+    /// Notifications sent and not answered yet; past the limit a missed call is not shown (said
+    /// once), so a storm of missed calls cannot pile up calls to a slow server.
+    private var waiting = 0
+    static let waitingLimit = 16
 
     init(service: SessionService) {
         self.service = service
@@ -51,6 +55,9 @@ final class NotifyAction {
     static func isIdentified(_ number: String) -> Bool { !number.isEmpty && number != "withheld" }
 
     private func notify(_ call: CallSnapshot) {
+        guard waiting < Self.waitingLimit else {
+            return service.failed("\(Self.waitingLimit) notifications are still unanswered; a missed call is not shown")
+        }
         let number = call.number
         let replaces = Self.isIdentified(number) ? shown.first(where: { $0.number == number })?.id ?? 0 : 0
         let hints: PropertyMap = ["category": Variant("call.missed"), "urgency": Variant(UInt8(1))]
@@ -59,8 +66,10 @@ final class NotifyAction {
             .string("Missed call"), .string(Self.body(call)),
             [String]().dbusValue, hints.dbusValue, .int32(-1),
         ]
+        waiting += 1
         service.call("Notify", arguments) { [weak self] result in
             guard let self else { return }
+            self.waiting -= 1
             switch result {
             case .success(let reply):
                 self.service.worked()
