@@ -199,4 +199,26 @@ final class FeedbackActionTests: PhoneActionTestCase {
         XCTAssertEqual(telwatch.log(), "telwatch: feedback: the feedback theme has no phone-call-waiting; "
                        + "a waiting call rings as phone-incoming-call\n")
     }
+
+    /// feedbackd stopped (SIGSTOP: it answers nothing) while 20 calls ring and are missed: one
+    /// ring trigger and one missed-call feedback go out, not 40 calls piling up at the bus.
+    func testAFeedbackdThatDoesNotAnswerCostsOneCallAtATime() throws {
+        let feedbackd = try startFeedbackd()
+        try startModemManager()
+        let telwatch = try startWatchWithActions(["--feedback"])
+        feedbackd.signal(SIGSTOP)
+        defer { feedbackd.signal(SIGCONT) }
+        let mark = sessionTraffic.position
+        for index in 0..<20 {
+            let (call, _) = try ringSeen("+1555123\(1000 + index)")
+            try setStateSeen(call, .terminated, reason: .terminated)
+            XCTAssertNotNil(nextEvent(telwatch, "missed"))
+        }
+        try setStateSeen(try ringSeen("+15551239999").call, .terminated, reason: .terminated)
+        XCTAssertNotNil(nextEvent(telwatch, "run-stopped"))
+        sessionTraffic.drain()
+        let triggers = sessionTraffic.seen(from: mark).filter(isCall("TriggerFeedback"))
+        XCTAssertEqual(triggers.map { $0.arguments[1] }, [incoming, missedCall], "\(triggers)")
+        XCTAssertTrue(telwatch.isRunning)
+    }
 }
