@@ -44,8 +44,8 @@ let package = Package(
         .testTarget(name: "HistoryTests",
                     dependencies: ["History", "CSQLite", "Pipeline", "CallMonitor", "BGRunManager", "Loop", "TestSupport"]),
         .testTarget(name: "TelwatchTests",
-                    dependencies: ["telwatch", "History", "CSQLite", "PhoneActions", "Pipeline", "CallMonitor", "BGRunManager", "DBus", "Loop",
-                                   "TestSupport"]),
+                    dependencies: ["telwatch", "History", "CSQLite", "PhoneActions", "Pipeline", "CallMonitor", "BGRunManager",
+                                   "DBus", "Loop", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["CallMonitor", "DBus", "Loop", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
