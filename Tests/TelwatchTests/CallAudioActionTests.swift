@@ -14,8 +14,7 @@ final class CallAudioActionTests: PhoneActionTestCase {
     /// swapped, both hung up: call mode is selected once, at the first answer, and released once,
     /// after the last call ended; never in between.
     func testCallModeIsSelectedOnceAndReleasedOnceThroughWaitingHoldAndSwap() throws {
-        _ = try session.startMock(template: "callaudiod")
-        try session.waitForName("org.mobian_project.CallAudio")
+        try session.startMock(template: "callaudiod", owning: "org.mobian_project.CallAudio")
         try startModemManager()
         let telwatch = try startWatchWithActions(["--call-audio"])
 
@@ -64,8 +63,8 @@ final class CallAudioActionTests: PhoneActionTestCase {
 
     /// A callaudiod that answers every switch with false: one line for two calls' four switches.
     func testACallaudiodThatRefusesEverySwitchIsSaidOnce() throws {
-        _ = try session.startMock(template: "callaudiod", parameters: #"{"refuse": true}"#)
-        try session.waitForName("org.mobian_project.CallAudio")
+        try session.startMock(template: "callaudiod", owning: "org.mobian_project.CallAudio",
+                              parameters: #"{"refuse": true}"#)
         try startModemManager()
         let telwatch = try startWatchWithActions(["--call-audio"])
         for number in ["+15551230001", "+15551230002"] {

@@ -10,8 +10,7 @@ final class NotifyActionTests: PhoneActionTestCase {
     /// A missed call is one notification (category `call.missed`, the number); the same number's
     /// next missed call replaces it; that number's next answered call withdraws it.
     func testAMissedCallIsNotifiedReplacedAndWithdrawnWhenThatNumberIsAnswered() throws {
-        _ = try session.startMock(template: "notification_daemon")
-        try session.waitForName("org.freedesktop.Notifications")
+        try session.startMock(template: "notification_daemon", owning: "org.freedesktop.Notifications")
         try startModemManager()
         let telwatch = try startWatchWithActions(["--notify"])
 

@@ -28,19 +28,9 @@ class PhoneActionTestCase: CommandTestCase {
         super.tearDown()
     }
 
-    /// Debian's own feedbackd with the test theme: `Dummy` feedbacks on short timers (the stock
-    /// theme busy-loops with no sound card), settings in memory, a private home.
     @discardableResult
     func startFeedbackd(theme: String = "theme.json") throws -> TestProcess {
-        let home = session.directory + "/home"
-        try Files.makeDirectory(home)
-        let process = try session.start(
-            ["/usr/libexec/feedbackd"],
-            extraEnvironment: ["FEEDBACK_THEME=" + Repository.path("Tests/Fixtures/feedbackd/" + theme),
-                               "GSETTINGS_BACKEND=memory", "HOME=" + home, "XDG_CONFIG_HOME=" + home + "/.config"],
-            name: "feedbackd")
-        try session.waitForName("org.sigxcpu.Feedback")
-        return process
+        try session.startFeedbackd(theme: theme)
     }
 
     /// `telwatch watch --json` following the fake ModemManager on the system bus, with phone
