@@ -46,4 +46,16 @@ final class SessionBusTests: PhoneActionTestCase {
                                              + "is not on the session bus"), result.output)
         XCTAssertFalse(result.output.contains("--call-audio"), "only the actions asked for: \(result.output)")
     }
+
+    /// With no --session-bus, the actions use DBUS_SESSION_BUS_ADDRESS (here the test's one bus,
+    /// which the tests' environment names as both the system and the session bus).
+    func testTheSessionBusDefaultsToDbusSessionBusAddress() throws {
+        try fixture.startFeedbackd()
+        try startModemManager()
+        let telwatch = try startWatch(["--feedback"])
+        let traffic = try BusMonitor(fixture)
+        _ = try ring("+15551230001")
+        let trigger = traffic.waitFor(isCall("TriggerFeedback", #"string "phone-incoming-call""#))
+        XCTAssertEqual(trigger.flatMap { traffic.reply(to: $0) }?.kind, "method return", telwatch.log())
+    }
 }
