@@ -123,7 +123,8 @@ final class FeedbackAction {
         requests += 1
         let request = requests
         ring = .requested(want, request: request)
-        service.call("TriggerFeedback", Self.trigger(want, timeout: Self.ringLimit)) { [weak self] result in
+        service.call("TriggerFeedback", Self.trigger(want, timeout: Self.ringLimit), reuse: want.rawValue) {
+            [weak self] result in
             self?.answered(want, request: request, result)
         }
     }
@@ -185,7 +186,8 @@ final class FeedbackAction {
     private func missed() {
         guard !missedOut else { return }
         missedOut = true
-        service.call("TriggerFeedback", Self.trigger(.missedCall, timeout: -1)) { [weak self] result in
+        service.call("TriggerFeedback", Self.trigger(.missedCall, timeout: -1), reuse: FeedbackEvent.missedCall.rawValue) {
+            [weak self] result in
             self?.missedOut = false
             switch result {
             case .success: self?.service.worked()

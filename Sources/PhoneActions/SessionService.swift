@@ -19,6 +19,11 @@ final class SessionService {
     /// A refusal was said and nothing has worked since: a service that refuses every call costs
     /// one line, not one per call.
     private var failureReported = false
+    /// Calls built once for the current owner, by the caller's key: libdbus rewrites a message's
+    /// signature header for every argument appended, which made building a call most of what an
+    /// action cost (bench/README.md, figure 9); a message already sent is copied by
+    /// `Connection.call`, so the same one can be sent again while the owner stays.
+    private var prepared: [String: Message] = [:]
     /// A method of this service may take this long before it counts as not answering.
     static let callTimeout = 5.0
 
@@ -46,6 +51,7 @@ final class SessionService {
     }
 
     private func ownerChanged(_ event: NameOwnerEvent) {
+        prepared.removeAll()
         switch event {
         case .absent:
             activate { [weak self] in
@@ -93,11 +99,19 @@ final class SessionService {
 
     /// Calls a method of the current owner without blocking; nothing is sent while it is absent
     /// (`reply` gets nothing then: the action puts its wish back when the owner appears).
-    func call(_ member: String, _ arguments: [DBusValue], reply: ((Result<Message, DBusError>) -> Void)? = nil) {
+    /// With `reuse`, a call with the same key and the same arguments is built once per owner.
+    func call(_ member: String, _ arguments: [DBusValue], reuse key: String? = nil,
+              reply: ((Result<Message, DBusError>) -> Void)? = nil) {
         guard let owner else { return }
         do {
-            let message = try Message.methodCall(destination: owner, path: path, interface: interface, member: member)
-            try message.append(values: arguments)
+            let message: Message
+            if let key, let built = prepared[key] {
+                message = built
+            } else {
+                message = try Message.methodCall(destination: owner, path: path, interface: interface, member: member)
+                try message.append(values: arguments)
+                if let key { prepared[key] = message }
+            }
             connection.call(message, timeout: Self.callTimeout) { result in reply?(result) }
         } catch {
             say("cannot build \(member) (\(error))")
