@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Layers run one way (docs/ARCHITECTURE.md): CLoop → Loop → DBus → BGRunManager / CallMonitor →
-// Pipeline → History → telwatch. A target lists exactly the modules it may import.
+// Pipeline → History, PhoneActions → telwatch. A target lists exactly the modules it may import.
 let package = Package(
     name: "telwatch",
     products: [
@@ -27,8 +27,10 @@ let package = Package(
         .target(name: "CallMonitor", dependencies: ["DBus", "Loop"]),
         .target(name: "Pipeline", dependencies: ["BGRunManager", "CallMonitor", "Loop"]),
         .target(name: "History", dependencies: ["CSQLite", "Pipeline", "CallMonitor", "BGRunManager", "Loop"]),
+        .target(name: "PhoneActions", dependencies: ["Pipeline", "CallMonitor", "DBus", "Loop"]),
         .executableTarget(name: "telwatch",
-                          dependencies: ["History", "Pipeline", "CallMonitor", "BGRunManager", "DBus", "Loop"]),
+                          dependencies: ["History", "PhoneActions", "Pipeline", "CallMonitor", "BGRunManager", "DBus",
+                                         "Loop"]),
         .executableTarget(name: "dbus-storm-receiver", dependencies: ["DBus", "Loop"], path: "bench/dbus-storm-receiver"),
         .executableTarget(name: "history-bench", dependencies: ["History", "Pipeline", "CallMonitor", "BGRunManager", "Loop"],
                           path: "bench/history-bench"),
@@ -42,8 +44,8 @@ let package = Package(
         .testTarget(name: "HistoryTests",
                     dependencies: ["History", "CSQLite", "Pipeline", "CallMonitor", "BGRunManager", "Loop", "TestSupport"]),
         .testTarget(name: "TelwatchTests",
-                    dependencies: ["telwatch", "History", "CSQLite", "Pipeline", "CallMonitor", "BGRunManager", "DBus", "Loop",
-                                   "TestSupport"]),
+                    dependencies: ["telwatch", "History", "CSQLite", "PhoneActions", "Pipeline", "CallMonitor", "BGRunManager",
+                                   "DBus", "Loop", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["CallMonitor", "DBus", "Loop", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -25,7 +25,8 @@ enum WatchArguments {
             }
             switch argument {
             case "--config": _ = try cursor.value(for: argument)
-            case "--json", "--redact-numbers", "--wakelock", "--sleep-delay-lock":
+            case "--json", "--redact-numbers", "--wakelock", "--sleep-delay-lock",
+                 "--feedback", "--call-audio", "--notify":
                 try cursor.noValue(for: argument)
                 try options.set(String(argument.dropFirst(2)), "true")
             case "--no-history":
@@ -44,7 +45,7 @@ enum WatchArguments {
                 options.runCommand = first == "--" ? cursor.rest() : [first]
                 guard !options.runCommand.isEmpty else { throw UsageError("--run needs a command: --run -- CMD ARGS…") }
             case "--backend", "--bus", "--inhibit", "--hooks", "--lease", "--heartbeat", "--hook-timeout",
-                 "--stop-grace", "--state-dir", "--resume-grace", "--history-keep":
+                 "--stop-grace", "--state-dir", "--resume-grace", "--history-keep", "--session-bus":
                 try options.set(String(argument.dropFirst(2)), try cursor.value(for: argument))
             case "--":
                 throw UsageError("unexpected '--' (the run command goes after --run: --run -- CMD ARGS…)")
@@ -120,6 +121,11 @@ enum Help {
       --no-history                       do not record calls in DIR/history.db (telwatch log)
       --history-keep DURATION|0          drop calls first seen longer ago than this (default 365d;
                                          0 keeps every call)
+      --feedback                         ring and vibrate through feedbackd while a call rings
+      --call-audio                       call audio mode through callaudiod while a call is connected
+      --notify                           a desktop notification for each missed call
+      --session-bus ADDRESS              the phone session's bus for those (default
+                                         $DBUS_SESSION_BUS_ADDRESS)
       --redact-numbers                   show only the last two digits of phone numbers
       --quiet | --verbose                less or more on stdout and stderr
       --config FILE                      KEY = VALUE settings (the long option names); flags win
@@ -178,26 +184,32 @@ enum Help {
 
     static let doctor = """
     usage: telwatch doctor [--bus BUS] [--backend B] [--inhibit WHAT[:MODE]|none] [--hooks DIR] [--state-dir DIR]
-                           [--sleep-delay-lock] [--no-history] [--config FILE]
+                           [--sleep-delay-lock] [--no-history] [--feedback] [--call-audio] [--notify]
+                           [--session-bus ADDRESS] [--config FILE]
 
     Checks what telwatch needs: the bus, which stacks run and how many modems have voice, whether
     oFono's policy lets this user read calls, whether an inhibitor lock can be taken, whether the
     hooks are executable, whether the call history can be read and written (not damaged, not of a
-    newer telwatch), the last sleep and resume (✘ if the last sleep came while a call was live).
+    newer telwatch), the last sleep and resume (✘ if the last sleep came while a call was live),
+    and with a phone action on, whether its service is on the session bus (or can be started).
     One line each, ✔ or ✘ with the fix. Exit status 4 if anything is ✘.
     """
 
     static let demo = """
     usage: telwatch demo [--json] [--speed X] [--hooks DIR] [--redact-numbers] [--verbose]
+                         [--feedback] [--call-audio] [--notify]
 
     Starts a private dbus-daemon with telwatch's built-in ModemManager simulator and a stand-in
     logind, plays a short story (an incoming call answered, a second call waiting, a missed call,
     an outgoing call) and runs the real watch pipeline against it. Needs dbus-daemon; no modem.
-    --speed 10 plays it ten times faster.
+    --speed 10 plays it ten times faster. --feedback, --call-audio and --notify turn the phone
+    actions on against stand-ins of feedbackd, callaudiod and a notification server on the same
+    bus, which say what they are asked.
 
     examples:
       telwatch demo
       telwatch demo --json | jq -c 'select(.event=="missed")'
       telwatch demo --hooks ~/.config/telwatch/hooks --verbose
+      telwatch demo --feedback --call-audio --notify
     """
 }

@@ -39,9 +39,20 @@ enum DemoCommand {
     hangup last
     """
 
+    /// With `--notify`: the missed caller calls again and is answered, which withdraws the
+    /// notification of the missed call.
+    static let callBack = """
+    echo the missed caller calls again, and is answered
+    ring +15551230003
+    sleep 1
+    answer last
+    sleep 1.5
+    remote-hangup last
+    """
+
     /// The watch options `demo` takes, besides its own `--speed`.
     static let acceptedOptions: Set<String> = ["--json", "--redact-numbers", "--verbose", "-v", "--hooks",
-                                                "--hook-timeout"]
+                                                "--hook-timeout", "--feedback", "--call-audio", "--notify"]
 
     static func run(_ arguments: [String]) -> Int32 {
         var speed = 1.0
@@ -76,6 +87,13 @@ enum DemoCommand {
             let phone = try Connection(.address(bus.address), loop: loop)
             defer { phone.close() }
             let logind = try SimulatedLogind(connection: phone)
+            // The phone session's services, on the same private bus, which plays the session bus too.
+            options.actions.bus = .address(bus.address)
+            let phoneSession = options.actions.isAnyOn
+                ? try SimulatedPhoneSession(connection: phone, say: { said in
+                    let line = Timestamp.localClock(wallClockNow()) + " ▸ " + said
+                    if options.json { warn("demo: " + line) } else { output.write(line) }
+                }) : nil
             let simulator = try SimulatedModemManager(connection: phone)
             try simulator.addModem(model: "Demo Modem", announce: false)
             try simulator.claimName()
@@ -112,7 +130,7 @@ enum DemoCommand {
             session.onReady = {
                 narrate("telwatch is following a simulated ModemManager on a private bus")
                 do {
-                    player.enqueue(try SimulatorCommand.parse(story))
+                    player.enqueue(try SimulatorCommand.parse(story + (options.actions.notify ? "\n" + callBack : "")))
                 } catch {
                     warn("demo: the built-in story does not parse: \(error)")
                     session.stop(status: ExitStatus.failure)
@@ -120,7 +138,7 @@ enum DemoCommand {
             }
             session.onFinished = { loop.stop() }
             try session.start()
-            withExtendedLifetime(logind) { loop.run() }
+            withExtendedLifetime((logind, phoneSession)) { loop.run() }
             narrate("done: every call ended, the inhibitor lock is released")
             output.flush()
             return session.exitStatus

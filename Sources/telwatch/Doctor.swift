@@ -13,7 +13,7 @@ struct Doctor {
 
     init(options: WatchOptions) { self.options = options }
 
-    private mutating func check(_ ok: Bool, _ text: String, fix: String? = nil) {
+    mutating func check(_ ok: Bool, _ text: String, fix: String? = nil) {
         if ok {
             output.write("✔ " + text)
         } else {
@@ -48,6 +48,7 @@ struct Doctor {
         checkHooks()
         checkStateDirectory()
         checkHistory()
+        checkPhoneActions()
         checkLastSleep()
         output.write(problems == 0 ? "all checks passed" : "\(problems) problem\(problems == 1 ? "" : "s") found")
         return problems == 0 ? ExitStatus.success : ExitStatus.problemsFound

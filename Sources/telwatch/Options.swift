@@ -2,6 +2,7 @@ import DBus
 import Glibc
 import CallMonitor
 import Loop
+import PhoneActions
 
 /// A mistake in how telwatch was called: one line on stderr and exit status 2.
 struct UsageError: Error, CustomStringConvertible {
@@ -53,6 +54,8 @@ struct WatchOptions {
     var history = true
     /// Calls first seen longer ago than this leave the history (seconds); nil keeps them forever.
     var historyKeep: Double? = 365 * 86_400
+    /// The built-in phone actions (ring, call audio, missed-call notifications) and their session bus.
+    var actions = PhoneActionSettings()
 }
 
 extension WatchOptions {
@@ -78,6 +81,7 @@ extension WatchOptions {
         compare("resume-grace", \.resumeGrace)
         compare("history", \.history)
         compare("history-keep", \.historyKeep)
+        compare("phone actions", \.actions)
         return changed.reduce(into: []) { if !$0.contains($1) { $0.append($1) } }
     }
 }
@@ -276,6 +280,15 @@ extension WatchOptions {
         case "resume-grace": resumeGrace = value == "none" ? nil : try Parse.seconds(value, for: option)
         case "history": history = try Parse.bool(value, for: option)
         case "history-keep": historyKeep = try Parse.retention(value, for: option)
+        case "feedback": actions.feedback = try Parse.bool(value, for: option)
+        case "call-audio": actions.callAudio = try Parse.bool(value, for: option)
+        case "notify": actions.notify = try Parse.bool(value, for: option)
+        case "session-bus":
+            guard value != "system", let bus = BusAddress(value) else {
+                throw UsageError("--session-bus takes session or a D-Bus address such as unix:path=/run/user/1000/bus, "
+                                 + "not \(Parse.quoted(value))")
+            }
+            actions.bus = bus
         // `--quiet` and `--verbose` are long option names too, so the config file takes them.
         case "quiet":
             if try Parse.bool(value, for: option) { verbosity = .quiet } else if verbosity == .quiet { verbosity = .normal }

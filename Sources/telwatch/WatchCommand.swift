@@ -28,7 +28,8 @@ enum WatchCommand {
 enum DoctorCommand {
     /// The watch options `doctor` takes.
     static let acceptedOptions: Set<String> = ["--bus", "--backend", "--inhibit", "--hooks", "--state-dir",
-                                                "--sleep-delay-lock", "--no-history", "--config"]
+                                                "--sleep-delay-lock", "--no-history", "--config",
+                                                "--feedback", "--call-audio", "--notify", "--session-bus"]
 
     static func run(_ arguments: [String]) -> Int32 {
         let options: WatchOptions

@@ -4,6 +4,7 @@ import DBus
 import Glibc
 import History
 import Loop
+import PhoneActions
 import Pipeline
 
 /// The watch pipeline, assembled from the options: bus → CallMonitor → tracker → sinks.
@@ -70,6 +71,10 @@ final class WatchSession {
                                 hooks: hooks) { [weak self] event in self?.pipeline.send(.run(event)) }
         let telManager = TelManager(runs: runs)
         pipeline.append(telManager)
+        // After the runs (the lock is asked for first), before the hooks: a ring waits for no spawn.
+        if let actions = PhoneActions.start(settings: options.actions, loop: loop, report: { warn($0) }) {
+            pipeline.append(actions)
+        }
         pipeline.append(CallHookSink(hooks: hooks, runs: telManager))
         if let history = historySink() { self.history = history; pipeline.append(history) }
 

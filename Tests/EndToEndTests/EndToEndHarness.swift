@@ -80,9 +80,9 @@ final class EndToEndHarness {
     /// Starts `telwatch watch --json` on the private bus and reads up to its `ready` line.
     /// Returns the summaries of the lines before and including `ready`.
     @discardableResult
-    func startTelwatch() throws -> [String] {
+    func startTelwatch(_ extra: [String] = []) throws -> [String] {
         let process = try fixture.start([Self.telwatchPath, "watch", "--bus", fixture.address, "--json",
-                                         "--backend", daemon.backend, "--state-dir", stateDirectory],
+                                         "--backend", daemon.backend, "--state-dir", stateDirectory] + extra,
                                         name: "telwatch")
         telwatch = process
         telwatchRuns.append(process)

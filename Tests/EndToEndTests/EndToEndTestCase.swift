@@ -33,9 +33,9 @@ class EndToEndTestCase: XCTestCase {
     }
 
     /// The daemon up with its modem registered, then telwatch ready and idle (no lock).
-    func startDaemonAndTelwatch() throws {
+    func startDaemonAndTelwatch(_ extra: [String] = []) throws {
         try daemon.start()
-        XCTAssertEqual(try world.startTelwatch(), ["backend appeared", "backend synced modems=1 calls=0", "ready"])
+        XCTAssertEqual(try world.startTelwatch(extra), ["backend appeared", "backend synced modems=1 calls=0", "ready"])
         world.assertNoLock("idle, before any call")
     }
 

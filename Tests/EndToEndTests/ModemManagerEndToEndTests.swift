@@ -12,4 +12,5 @@ final class ModemManagerEndToEndTests: EndToEndTestCase {
     func testSecondCallWaitingThenHoldAndAnswer() throws { try secondCallWaitingThenHoldAndAnswer() }
     func testDaemonKilledMidCallThenRestarted() throws { try daemonKilledMidCallThenRestarted() }
     func testCallLiveBeforeTelwatchStartsIsInitial() throws { try callLiveBeforeTelwatchStartsIsInitial() }
+    func testPhoneSessionRingsRoutesAudioAndNotifies() throws { try phoneSessionRingsRoutesAudioAndNotifies() }
 }

@@ -14,4 +14,5 @@ final class OfonoEndToEndTests: EndToEndTestCase {
     func testSecondCallWaitingThenHoldAndAnswer() throws { try secondCallWaitingThenHoldAndAnswer() }
     func testDaemonKilledMidCallThenRestarted() throws { try daemonKilledMidCallThenRestarted() }
     func testCallLiveBeforeTelwatchStartsIsInitial() throws { try callLiveBeforeTelwatchStartsIsInitial() }
+    func testPhoneSessionRingsRoutesAudioAndNotifies() throws { try phoneSessionRingsRoutesAudioAndNotifies() }
 }

@@ -502,7 +502,8 @@ final class OptionParsingTests: XCTestCase {
 
     func testDoctorTakesOnlyWhatItsUsageLineNamesAndReadsTheConfigFile() throws {
         XCTAssertEqual(DoctorCommand.acceptedOptions, ["--bus", "--backend", "--inhibit", "--hooks", "--state-dir",
-                                                       "--sleep-delay-lock", "--no-history", "--config"])
+                                                       "--sleep-delay-lock", "--no-history", "--config",
+                                                       "--feedback", "--call-audio", "--notify", "--session-bus"])
         let path = try config("inhibit = sleep:delay\nhooks = /from/file\n")
         try assertTakes("doctor", exactly: DoctorCommand.acceptedOptions, configPath: path)
         let options = try parse(["--config", path, "--hooks", "/from/flag"], command: "doctor",
@@ -537,7 +538,7 @@ final class OptionParsingTests: XCTestCase {
 
     func testDemoTakesOnlyWhatItsUsageLineNames() throws {
         XCTAssertEqual(DemoCommand.acceptedOptions, ["--json", "--redact-numbers", "--verbose", "-v", "--hooks",
-                                                     "--hook-timeout"])
+                                                     "--hook-timeout", "--feedback", "--call-audio", "--notify"])
         try assertTakes("demo", exactly: DemoCommand.acceptedOptions, configPath: try config("json = true\n"))
     }
 

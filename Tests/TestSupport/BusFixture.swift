@@ -1,4 +1,5 @@
 import DBus
+import Foundation
 import Glibc
 import Loop
 
@@ -30,13 +31,22 @@ public final class BusFixture {
     public private(set) var processes: [TestProcess] = []
     private var stopped = false
 
-    public init() throws {
+    /// `serviceDirectory`: D-Bus activation from the `.service` files there (the project's
+    /// config has none: nothing is ever started behind a test's back).
+    public init(serviceDirectory: String? = nil) throws {
         var template = Array("/tmp/telwatch-test-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw FixtureError("mkdtemp failed") }
         directory = String(cString: made)
+        var config = Repository.path("Tests/Fixtures/bus.conf")
+        if let serviceDirectory {
+            config = directory + "/bus.conf"
+            let base = Files.text(Repository.path("Tests/Fixtures/bus.conf")) ?? ""
+            try Files.write(config, base.replacingOccurrences(
+                of: "</busconfig>", with: "  <servicedir>\(serviceDirectory)</servicedir>\n</busconfig>"))
+        }
         let daemon = try startProcess([
             "dbus-daemon", "--nofork", "--print-address=1",
-            "--config-file=" + Repository.path("Tests/Fixtures/bus.conf"),
+            "--config-file=" + config,
             "--address=unix:path=" + directory + "/bus",
         ], environment: Subprocess.currentEnvironment(), name: "dbus-daemon")
         self.daemon = daemon

@@ -1,0 +1,58 @@
+import CallMonitor
+import Glibc
+import Loop
+@testable import PhoneActions
+import TestSupport
+import XCTest
+
+/// `--notify` against python3-dbusmock's own `notification_daemon` template.
+final class NotifyActionTests: PhoneActionTestCase {
+    /// A missed call is one notification (category `call.missed`, the number); the same number's
+    /// next missed call replaces it; that number's next answered call withdraws it.
+    func testAMissedCallIsNotifiedReplacedAndWithdrawnWhenThatNumberIsAnswered() throws {
+        try session.startMock(template: "notification_daemon", owning: "org.freedesktop.Notifications")
+        try startModemManager()
+        let telwatch = try startWatchWithActions(["--notify"])
+
+        let (first, _) = try ringSeen("+15551230001")
+        try setStateSeen(first, .terminated, reason: .terminated)
+        XCTAssertNotNil(nextEvent(telwatch, "missed"))
+        let notify = try XCTUnwrap(sessionTraffic.waitFor(isCall("Notify")))
+        XCTAssertEqual(notify.arguments.prefix(4), [#"string "telwatch""#, "uint32 0", #"string "call-missed-symbolic""#,
+                                                    #"string "Missed call""#])
+        XCTAssertTrue(notify.arguments[4].hasPrefix(#"string "+15551230001 at "#), notify.arguments[4])
+        XCTAssertTrue(notify.arguments.contains { $0.hasSuffix(#"string "call.missed""#) }, "no category: \(notify.arguments)")
+        let id = try XCTUnwrap(sessionTraffic.reply(to: notify)?.firstUInt32)
+
+        // Another number's missed call is a notification of its own.
+        let (other, _) = try ringSeen("+15551230009")
+        try setStateSeen(other, .terminated, reason: .terminated)
+        XCTAssertEqual(sessionTraffic.waitFor(isCall("Notify"))?.arguments[1], "uint32 0")
+
+        let (again, _) = try ringSeen("+15551230001")
+        try setStateSeen(again, .terminated, reason: .terminated)
+        let replacing = sessionTraffic.waitFor(isCall("Notify"))
+        XCTAssertEqual(replacing?.arguments[1], "uint32 \(id)", "the same number's notification is replaced")
+
+        let (answered, _) = try ringSeen("+15551230001")
+        let answer = try setStateSeen(answered, .active, reason: .accepted)
+        let close = sessionTraffic.waitFor(isCall("CloseNotification"))
+        assertPrompt(close, after: answer, "the notification withdrawn on answer")
+        XCTAssertEqual(close?.firstUInt32, id)
+        XCTAssertEqual(close.flatMap { sessionTraffic.reply(to: $0) }?.kind, "method return")
+        XCTAssertEqual(telwatch.log(), "")
+    }
+
+    /// A caller id or contact name is the network's (or a file's): markup and control characters
+    /// are escaped before a notification server reads them.
+    func testHostileNamesAndNumbersAreEscapedInTheBody() {
+        var call = CallSnapshot(id: CallID.random(), key: CallKey(backend: .modemManager, path: "/c"), modem: "",
+                                direction: .incoming, number: "+1<b>\u{1b}[2J", name: "Eve <a href='x'>&\n",
+                                state: .disconnected, detail: nil, firstSeen: 0)
+        let body = NotifyAction.body(call)
+        XCTAssertTrue(body.hasPrefix(#"Eve &lt;a href=&apos;x&apos;&gt;&amp;\u{a} (+1&lt;b&gt;\u{1b}[2J) at "#), body)
+        call.name = ""
+        call.number = ""
+        XCTAssertTrue(NotifyAction.body(call).hasPrefix("unknown number at "))
+    }
+}
