@@ -23,6 +23,7 @@ final class WatchSession {
     private let warnings: WarningSink
     private let stream: OutputSink
     private let hooks: HookRunner
+    private var scopedCommands: ScopedCommandSink?
     /// Parses the options again (SIGHUP); nil when they cannot be read again.
     var reloadOptions: () throws -> WatchOptions? = { nil }
     private var monitor: CallMonitor!
@@ -54,8 +55,9 @@ final class WatchSession {
 
         warnings = WarningSink(verbosity: options.verbosity)
         pipeline.append(warnings)
+        let contacts = options.contactsFile.map { ContactDirectory(path: $0, loop: loop, report: { warn($0) }) }
         stream = OutputSink(output: output, json: options.json, verbosity: options.verbosity,
-                            schema: EventSchema(redactNumbers: options.redactNumbers))
+                            schema: EventSchema(redactNumbers: options.redactNumbers, contacts: contacts))
         pipeline.append(stream)
 
         // Always there, even with no hook configured (it costs nothing then), so that a reloaded
@@ -70,7 +72,12 @@ final class WatchSession {
                                 hooks: hooks) { [weak self] event in self?.pipeline.send(.run(event)) }
         let telManager = TelManager(runs: runs)
         pipeline.append(telManager)
-        pipeline.append(CallHookSink(hooks: hooks, runs: telManager))
+        // Before the call hooks: a ring starts, and stops, before any hook of its event is queued.
+        let scoped = ScopedCommandSink(loop: loop, settings: scopedSettings(options), runs: telManager,
+                                       contacts: contacts, report: { warn($0) })
+        scopedCommands = scoped
+        pipeline.append(scoped)
+        pipeline.append(CallHookSink(hooks: hooks, runs: telManager, contacts: contacts))
         if let history = historySink() { self.history = history; pipeline.append(history) }
 
         let monitor = CallMonitor(connection: connection, backends: options.backend, onEvents: { [weak self] events in
@@ -95,6 +102,11 @@ final class WatchSession {
         }
         return HistorySink(settings: HistorySettings(directory: directory, keep: options.historyKeep), loop: loop,
                            report: { warn($0) })
+    }
+
+    /// Call-scoped commands write where hooks do (stderr) and get the run command's grace.
+    private func scopedSettings(_ options: WatchOptions) -> ScopedCommandSettings {
+        ScopedCommandSettings(commands: options.whileCommands, grace: options.stopGrace, stdout: .fd(2), stderr: .fd(2))
     }
 
     private func runConfiguration() -> RunConfiguration {
@@ -174,9 +186,10 @@ final class WatchSession {
         hooks.settings.directory = new.hooksDirectory
         hooks.settings.commands = new.hookCommands
         hooks.settings.timeout = new.hookTimeout
+        scopedCommands?.settings.commands = new.whileCommands
         warnings.verbosity = new.verbosity
         stream.verbosity = new.verbosity
-        stream.schema = EventSchema(redactNumbers: new.redactNumbers)
+        stream.schema = EventSchema(redactNumbers: new.redactNumbers, contacts: stream.schema.contacts)
         let waiting = options.settingsNeedingARestart(comparedWith: new)
         if new.verbosity != .quiet {
             warn("reloaded the configuration" + (waiting.isEmpty ? ""

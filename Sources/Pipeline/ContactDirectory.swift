@@ -1,0 +1,47 @@
+import Loop
+
+/// The contacts of `--contacts FILE`, kept up to date: the file is read at the start and again
+/// whenever it is written or replaced (`FileWatch`: inotify through the loop, no polling). A file
+/// that cannot be read or parsed is said in one line and changes nothing: the contacts read
+/// before stay. Reading happens on the loop's thread, between events (5,000 vCards take a few
+/// milliseconds: bench/README.md).
+public final class ContactDirectory {
+    public let path: String
+    public private(set) var book = ContactBook()
+    private var watch: FileWatch?
+    private let report: (String) -> Void
+    /// The largest file read: a phone's full export is far smaller.
+    public static let sizeLimit = 32 << 20
+
+    /// Reads `path` and watches it; what goes wrong is said through `report`, never thrown: a
+    /// missing contacts file must not keep telwatch from following calls.
+    public init(path: String, loop: EventLoop?, report: @escaping (String) -> Void) {
+        self.path = path
+        self.report = report
+        if let loop {
+            do { watch = try FileWatch(loop: loop, path: path) { [weak self] in self?.reload() } } catch {
+                report("contacts: \(path) will not be read again when it changes: \(error)")
+            }
+        }
+        reload()
+    }
+
+    /// The contact's name for `number`, or nil.
+    public func name(for number: String) -> String? { book.name(for: number) }
+
+    /// Reads the file again; on failure the previous contacts stay.
+    public func reload() {
+        do {
+            let text = try SmallFile.text(path, limit: ContactDirectory.sizeLimit)
+            book = try ContactBook.parse(text)
+        } catch let error as SmallFile.Failure {
+            report("contacts: cannot read \(path): \(error.reason); \(kept)")
+        } catch {
+            report("contacts: \(path): \(error); \(kept)")
+        }
+    }
+
+    private var kept: String {
+        book.isEmpty ? "no contact names until it is fixed" : "the \(book.count) numbers read before stay"
+    }
+}

@@ -1,0 +1,228 @@
+import BGRunManager
+import CallMonitor
+import Glibc
+import Loop
+
+/// Which calls a call-scoped command lives with (`while.SCOPE = CMD ARGS…`): the calls in one
+/// finer state, or every live call.
+public enum CallScope: String, CaseIterable, Sendable {
+    case ringing, waiting, dialing, alerting, active, held
+    /// Any live call, whatever its state.
+    case live
+
+    func includes(_ detail: CallDetail?) -> Bool {
+        guard let detail else { return false }
+        return self == .live || rawValue == detail.rawValue
+    }
+}
+
+/// One configured call-scoped command: an argv (never a shell string) and the scope it lives with.
+public struct ScopedCommand: Hashable, Sendable {
+    public var scope: CallScope
+    public var arguments: [String]
+
+    public init(scope: CallScope, arguments: [String]) {
+        self.scope = scope
+        self.arguments = arguments
+    }
+
+    /// `while.ringing` with its program, as said in a line about it.
+    var label: String { "while.\(scope.rawValue) (\(arguments.first ?? ""))" }
+}
+
+public struct ScopedCommandSettings {
+    /// In the order given; the same scope and argv twice is one command.
+    public var commands: [ScopedCommand]
+    /// Between SIGTERM and SIGKILL of a command whose scope has emptied.
+    public var grace: Double
+    public var stdout: Subprocess.Output
+    public var stderr: Subprocess.Output
+    /// The environment every command starts from; the call event's `TELWATCH_` variables are added.
+    public var baseEnvironment: [String]
+
+    public init(commands: [ScopedCommand] = [], grace: Double = 5, stdout: Subprocess.Output = .inherit,
+                stderr: Subprocess.Output = .inherit, baseEnvironment: [String] = Subprocess.currentEnvironment()) {
+        self.commands = commands
+        self.grace = grace
+        self.stdout = stdout
+        self.stderr = stderr
+        self.baseEnvironment = baseEnvironment
+    }
+}
+
+/// Runs call-scoped commands: each starts when the first call enters its scope (ringing, held,
+/// any live call…) and is stopped the moment no call is in it any more: SIGTERM to its process
+/// group, SIGKILL after the grace, always reaped (`ProcessGroupChild`, as the run command).
+/// A command is a child of telwatch with a death signal, so a telwatch killed outright does not
+/// leave it behind either. It gets the `TELWATCH_*` environment of the call event that started
+/// it (`CallEnvironment`) and `TELWATCH_SCOPE`.
+///
+/// A command is not a hook: hooks are one-shot and queued per call, these run beside them and
+/// nothing ever waits for one. A command that ends by itself while its scope lasts is not started
+/// again until the scope has emptied and filled again (a failure is said on stderr); one that
+/// cannot be started is said once. Like the history, this sink reports through `report` and sends
+/// no events.
+public final class ScopedCommandSink: EventSink {
+    /// A reloaded configuration: commands no longer configured stop, new ones whose scope is
+    /// occupied start at once.
+    public var settings: ScopedCommandSettings {
+        didSet { settings.commands = ScopedCommandSink.unique(settings.commands); reconcile(trigger: nil) }
+    }
+
+    private struct LiveCall {
+        var call: CallSnapshot
+        var event: String
+        var previous: CallState?
+        var liveCalls: Int
+        /// Order of arrival, so that the call a command describes is the first in its scope.
+        var sequence: UInt64
+    }
+
+    private let loop: EventLoop
+    private let runs: TelManager?
+    private let contacts: ContactDirectory?
+    private let report: (String) -> Void
+    private var calls: [String: LiveCall] = [:]
+    private var sequence: UInt64 = 0
+    /// One entry per command whose scope is occupied: its child, or nil when it could not start.
+    private var running: [ScopedCommand: ProcessGroupChild?] = [:]
+    /// Commands told to stop and not yet reaped.
+    private var stopping: [ObjectIdentifier: ProcessGroupChild] = [:]
+    private var isFinishing = false
+    private var finishWaiters: [() -> Void] = []
+
+    /// `runs` tells which run a call holds; it must come before this sink in the pipeline.
+    public init(loop: EventLoop, settings: ScopedCommandSettings, runs: TelManager?, contacts: ContactDirectory?,
+                report: @escaping (String) -> Void) {
+        self.loop = loop
+        self.settings = ScopedCommandSettings(
+            commands: ScopedCommandSink.unique(settings.commands), grace: settings.grace, stdout: settings.stdout,
+            stderr: settings.stderr, baseEnvironment: settings.baseEnvironment)
+        self.runs = runs
+        self.contacts = contacts
+        self.report = report
+    }
+
+    /// Commands running now (not those being stopped).
+    public var runningCount: Int { running.values.reduce(0) { $0 + ($1?.exit == nil && $1 != nil ? 1 : 0) } }
+
+    public func receive(_ event: PipelineEvent, liveCalls: Int) {
+        guard case .calls(let events, _) = event else { return }
+        for event in events {
+            switch event {
+            case .transition(let call, let previous):
+                if call.state == .disconnected {
+                    calls.removeValue(forKey: call.id)
+                } else {
+                    enter(call, event: call.state.rawValue, previous: previous, liveCalls: liveCalls)
+                }
+                reconcile(trigger: call.id)
+            case .updated(let call):
+                guard calls[call.id] != nil else { continue }
+                enter(call, event: "updated", previous: call.state, liveCalls: liveCalls)
+                reconcile(trigger: call.id)
+            case .withdrawn(_, let id):
+                guard calls.removeValue(forKey: id) != nil else { continue }
+                reconcile(trigger: nil)
+            case .idle:
+                // Every call has ended: nothing is in any scope.
+                guard !calls.isEmpty else { continue }
+                calls.removeAll()
+                reconcile(trigger: nil)
+            case .missed, .busy, .announced:
+                break
+            }
+        }
+    }
+
+    /// Stops every command (SIGTERM, SIGKILL after the grace); `done` runs once all are reaped,
+    /// so within the grace and a loop turn.
+    public func finish(then done: @escaping () -> Void) {
+        isFinishing = true
+        calls.removeAll()
+        reconcile(trigger: nil)
+        if stopping.isEmpty { done() } else { finishWaiters.append(done) }
+    }
+
+    private func enter(_ call: CallSnapshot, event: String, previous: CallState?, liveCalls: Int) {
+        if let known = calls[call.id] {
+            calls[call.id] = LiveCall(call: call, event: event, previous: previous, liveCalls: liveCalls,
+                                      sequence: known.sequence)
+        } else {
+            sequence += 1
+            calls[call.id] = LiveCall(call: call, event: event, previous: previous, liveCalls: liveCalls,
+                                      sequence: sequence)
+        }
+    }
+
+    /// Starts what has a call in its scope and is not running, stops what has none (or is no
+    /// longer configured). `trigger`: the call whose event this is, described to what it starts.
+    private func reconcile(trigger: String?) {
+        for command in settings.commands {
+            let inScope = isFinishing ? nil : describedCall(for: command.scope, trigger: trigger)
+            switch (inScope, running[command]) {
+            case (let call?, nil): start(command, for: call)
+            case (nil, let child?): stop(command, child)
+            default: break
+            }
+        }
+        for (command, child) in running where !settings.commands.contains(command) { stop(command, child) }
+    }
+
+    /// The call a command of `scope` is told about: the triggering call when it is in the scope,
+    /// else the first to have arrived of those that are.
+    private func describedCall(for scope: CallScope, trigger: String?) -> LiveCall? {
+        if let trigger, let call = calls[trigger], scope.includes(call.call.detail) { return call }
+        var first: LiveCall?
+        for call in calls.values where scope.includes(call.call.detail) {
+            if first == nil || call.sequence < first!.sequence { first = call }
+        }
+        return first
+    }
+
+    private func start(_ command: ScopedCommand, for live: LiveCall) {
+        let call = live.call
+        let variables = [("TELWATCH_EVENT", live.event), ("TELWATCH_SCOPE", command.scope.rawValue)]
+            + CallEnvironment.variables(of: call, previous: live.previous, liveCalls: live.liveCalls,
+                                        runID: runs?.runID(heldBy: call.id), contact: contacts?.name(for: call.number))
+        let environment = ChildEnvironment.make(base: settings.baseEnvironment, variables: variables)
+        do {
+            let child = try ProcessGroupChild(loop: loop, arguments: command.arguments, environment: environment,
+                                              stdout: settings.stdout, stderr: settings.stderr)
+            child.onExit = { [weak self, unowned child] status in self?.exited(command, child, status) }
+            running[command] = child
+        } catch {
+            running[command] = .some(nil)
+            report("\(command.label): could not start: \(error)")
+        }
+    }
+
+    private func stop(_ command: ScopedCommand, _ child: ProcessGroupChild?) {
+        running.removeValue(forKey: command)
+        guard let child, child.exit == nil else { return }
+        stopping[ObjectIdentifier(child)] = child
+        child.stop(grace: settings.grace)
+    }
+
+    private func exited(_ command: ScopedCommand, _ child: ProcessGroupChild, _ status: ChildExit) {
+        if stopping.removeValue(forKey: ObjectIdentifier(child)) != nil {
+            if stopping.isEmpty && isFinishing {
+                let waiters = finishWaiters
+                finishWaiters.removeAll()
+                for waiter in waiters { waiter() }
+            }
+            return
+        }
+        // Ended by itself while its scope lasts: kept as the scope's command (not started again
+        // until the scope empties); a clean end is a command that had done its job.
+        if status != .exited(0) {
+            report("\(command.label) ended by itself (\(status)) while its calls went on; it is started again "
+                   + "the next time a call enters \(command.scope.rawValue)")
+        }
+    }
+
+    private static func unique(_ commands: [ScopedCommand]) -> [ScopedCommand] {
+        var seen = Set<ScopedCommand>()
+        return commands.filter { !$0.arguments.isEmpty && seen.insert($0).inserted }
+    }
+}
