@@ -155,18 +155,22 @@ public final class ScopedCommandSink: EventSink {
         }
     }
 
-    /// Starts what has a call in its scope and is not running, stops what has none (or is no
-    /// longer configured). `trigger`: the call whose event this is, described to what it starts.
+    /// Stops what has no call in its scope (or is no longer configured), then starts what has one
+    /// and is not running: a ring ends before the call's own command begins. `trigger`: the call
+    /// whose event this is, described to what it starts.
     private func reconcile(trigger: String?) {
-        for command in settings.commands {
-            let inScope = isFinishing ? nil : describedCall(for: command.scope, trigger: trigger)
-            switch (inScope, running[command]) {
-            case (let call?, nil): start(command, for: call)
-            case (nil, let child?): stop(command, child)
-            default: break
-            }
+        for (command, child) in running
+        where isFinishing || !settings.commands.contains(command) || !isOccupied(command.scope) {
+            stop(command, child)
         }
-        for (command, child) in running where !settings.commands.contains(command) { stop(command, child) }
+        guard !isFinishing else { return }
+        for command in settings.commands where running[command] == nil {
+            if let call = describedCall(for: command.scope, trigger: trigger) { start(command, for: call) }
+        }
+    }
+
+    private func isOccupied(_ scope: CallScope) -> Bool {
+        calls.values.contains { scope.includes($0.call.detail) }
     }
 
     /// The call a command of `scope` is told about: the triggering call when it is in the scope,

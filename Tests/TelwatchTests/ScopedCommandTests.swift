@@ -1,0 +1,116 @@
+import CallMonitor
+import Foundation
+import Glibc
+import Loop
+import TestSupport
+import XCTest
+
+/// `while.SCOPE` commands in the real telwatch against the fake ModemManager: started by the
+/// ring, stopped by the answer, and never left behind, however telwatch ends or is reconfigured.
+/// Commands and hooks report through a FIFO, so the test wakes when they write.
+final class ScopedCommandTests: CommandTestCase {
+    private var record = ""
+    private var reader: LineReader!
+    private var readerFD: Int32 = -1
+    /// Held open by the test so that the FIFO never reads as ended between two writers.
+    private var keeperFD: Int32 = -1
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        record = logind.directory + "/record"
+        XCTAssertEqual(mkfifo(record, 0o600), 0)
+        readerFD = open(record, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        keeperFD = open(record, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+        reader = LineReader(fd: readerFD)
+    }
+
+    override func tearDown() {
+        if keeperFD >= 0 { close(keeperFD) }
+        if readerFD >= 0 { close(readerFD) }
+        super.tearDown()
+    }
+
+    /// A command that writes `start SCOPE NUMBER PID` and, on SIGTERM, `stop SCOPE PID`.
+    private func ringer() throws -> String {
+        let path = logind.directory + "/ringer"
+        try Files.script(path, """
+        trap 'echo "stop $TELWATCH_SCOPE $$" >> "\(record)"; exit 0' TERM
+        echo "start $TELWATCH_SCOPE $TELWATCH_NUMBER $$" >> "\(record)"
+        while :; do sleep 60 & wait $!; done
+        """)
+        return path
+    }
+
+    private func next(_ prefix: String, file: StaticString = #filePath, line: UInt = #line) -> [String] {
+        let deadline = monotonicNow() + 10
+        while case .line(let text) = reader.next(timeout: max(0, deadline - monotonicNow())) {
+            if text.hasPrefix(prefix) { return text.split(separator: " ").map(String.init) }
+        }
+        XCTFail("no \(prefix)… in the record", file: file, line: line)
+        return ["", "", "", ""]
+    }
+
+    private func config(_ text: String) throws -> String {
+        let path = logind.directory + "/telwatch.conf"
+        try Files.write(path, text)
+        return path
+    }
+
+    func testTheRingStopsOnAnswerAndTheConnectedHookDoesNotWaitForIt() throws {
+        try startModemManager()
+        let ringer = try ringer()
+        // The hook's argument is quoted as in sh: one word, spaces and all.
+        let watch = try startWatch(["--config", try config("""
+        while.ringing = \(ringer)
+        hook.connected = /bin/sh -c "echo 'connected hook' >> \(record)"
+        """)])
+        let call = try ring("+15550101")
+        let started = next("start ringing")
+        XCTAssertEqual(started[2], "+15550101")
+        let ringPID = try XCTUnwrap(pid_t(started[3]))
+        try setState(call, .active, reason: .accepted)
+        XCTAssertNotNil(nextEvent(watch, "connected"))
+        var seen: Set<String> = []
+        while seen.count < 2, case .line(let text) = reader.next(timeout: 10) { seen.insert(text) }
+        XCTAssertEqual(seen, ["stop ringing \(ringPID)", "connected hook"], "the ring stopped, the hook ran at once")
+        XCTAssertTrue(ProcessTable.waitForEnd(ringPID, timeout: 10), "the ring is gone")
+        watch.terminate()
+    }
+
+    func testAKilledTelwatchLeavesNoRingBehind() throws {
+        try startModemManager()
+        let watch = try startWatch(["--while", "ringing=" + (try ringer())])
+        _ = try ring("+15550102")
+        let ringPID = try XCTUnwrap(pid_t(next("start ringing").last ?? ""))
+        watch.signal(SIGKILL)
+        _ = watch.wait(timeout: 10)
+        XCTAssertEqual(next("stop ringing"), ["stop", "ringing", String(ringPID)], "the kernel's SIGTERM reached it")
+        XCTAssertTrue(ProcessTable.waitForEnd(ringPID, timeout: 10))
+    }
+
+    func testStoppingTelwatchStopsTheCommandFirst() throws {
+        try startModemManager()
+        let watch = try startWatch(["--while", "live=" + (try ringer())])
+        _ = try ring("+15550103")
+        let pid = try XCTUnwrap(pid_t(next("start live").last ?? ""))
+        watch.signal(SIGTERM)
+        XCTAssertEqual(watch.wait(timeout: 15), .exited(0))
+        XCTAssertEqual(next("stop live"), ["stop", "live", String(pid)])
+        XCTAssertFalse(ProcessTable.isAlive(pid))
+    }
+
+    func testAReloadThatDropsTheCommandStopsItAndOneThatAddsItStartsIt() throws {
+        try startModemManager()
+        let ringer = try ringer()
+        let path = try config("while.ringing = \(ringer)\n")
+        let watch = try startWatch(["--config", path])
+        _ = try ring("+15550104")
+        let pid = try XCTUnwrap(pid_t(next("start ringing").last ?? ""))
+        try Files.write(path, "while.live = \(ringer)\n")
+        watch.signal(SIGHUP)
+        XCTAssertEqual(next("stop ringing"), ["stop", "ringing", String(pid)])
+        XCTAssertEqual(next("start live")[2], "+15550104", "the live call is described")
+        XCTAssertTrue(ProcessTable.waitForEnd(pid, timeout: 10))
+        watch.terminate()
+    }
+}
