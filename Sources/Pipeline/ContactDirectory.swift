@@ -10,6 +10,8 @@ public final class ContactDirectory {
     public private(set) var book = ContactBook()
     private var watch: FileWatch?
     private let report: (String) -> Void
+    /// After every successful read, with the number of entries (`--verbose` says it).
+    public var onRead: ((Int) -> Void)?
     /// The largest file read: a phone's full export is far smaller.
     public static let sizeLimit = 32 << 20
 
@@ -34,6 +36,7 @@ public final class ContactDirectory {
         do {
             let text = try SmallFile.text(path, limit: ContactDirectory.sizeLimit)
             book = try ContactBook.parse(text)
+            onRead?(book.count)
         } catch let error as SmallFile.Failure {
             report("contacts: cannot read \(path): \(error.reason); \(kept)")
         } catch {

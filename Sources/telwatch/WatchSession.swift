@@ -56,6 +56,10 @@ final class WatchSession {
         warnings = WarningSink(verbosity: options.verbosity)
         pipeline.append(warnings)
         let contacts = options.contactsFile.map { ContactDirectory(path: $0, loop: loop, report: { warn($0) }) }
+        if options.verbosity == .verbose, let contacts {
+            warn("contacts: \(contacts.book.count) numbers from \(contacts.path)")
+            contacts.onRead = { [unowned contacts] count in warn("contacts: read again: \(count) numbers from \(contacts.path)") }
+        }
         stream = OutputSink(output: output, json: options.json, verbosity: options.verbosity,
                             schema: EventSchema(redactNumbers: options.redactNumbers, contacts: contacts))
         pipeline.append(stream)
