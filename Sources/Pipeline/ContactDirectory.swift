@@ -28,14 +28,24 @@ public final class ContactDirectory {
         reload()
     }
 
+    /// The last number asked for and its answer: a call's events, and the sinks of one event,
+    /// ask for the same number again and again.
+    private var lastLookup: (number: String, name: String?)?
+
     /// The contact's name for `number`, or nil.
-    public func name(for number: String) -> String? { book.name(for: number) }
+    public func name(for number: String) -> String? {
+        if let lastLookup, lastLookup.number == number { return lastLookup.name }
+        let name = book.name(for: number)
+        lastLookup = (number, name)
+        return name
+    }
 
     /// Reads the file again; on failure the previous contacts stay.
     public func reload() {
         do {
             let text = try SmallFile.text(path, limit: ContactDirectory.sizeLimit)
             book = try ContactBook.parse(text)
+            lastLookup = nil
             onRead?(book.count)
         } catch let error as SmallFile.Failure {
             report("contacts: cannot read \(path): \(error.reason); \(kept)")

@@ -55,7 +55,8 @@ public struct ScopedCommandSettings {
 /// group, SIGKILL after the grace, always reaped (`ProcessGroupChild`, as the run command).
 /// A command is a child of telwatch with a death signal, so a telwatch killed outright does not
 /// leave it behind either. It gets the `TELWATCH_*` environment of the call event that started
-/// it (`CallEnvironment`) and `TELWATCH_SCOPE`.
+/// it (`CallEnvironment`) and `TELWATCH_SCOPE`; its stdin stays open (and empty) while it should
+/// run.
 ///
 /// A command is not a hook: hooks are one-shot and queued per call, these run beside them and
 /// nothing ever waits for one. A command that ends by itself while its scope lasts is not started
@@ -88,6 +89,8 @@ public final class ScopedCommandSink: EventSink {
     private var running: [ScopedCommand: ProcessGroupChild?] = [:]
     /// Commands told to stop and not yet reaped.
     private var stopping: [ObjectIdentifier: ProcessGroupChild] = [:]
+    /// The write end of each command's stdin, held until it is reaped.
+    private var stdinHolds: [ObjectIdentifier: Int32] = [:]
     private var isFinishing = false
     private var finishWaiters: [() -> Void] = []
 
@@ -101,6 +104,10 @@ public final class ScopedCommandSink: EventSink {
         self.runs = runs
         self.contacts = contacts
         self.report = report
+    }
+
+    deinit {
+        for hold in stdinHolds.values { close(hold) }
     }
 
     /// Commands running now (not those being stopped).
@@ -190,12 +197,26 @@ public final class ScopedCommandSink: EventSink {
             + CallEnvironment.variables(of: call, previous: live.previous, liveCalls: live.liveCalls,
                                         runID: runs?.runID(heldBy: call.id), contact: contacts?.name(for: call.number))
         let environment = ChildEnvironment.make(base: settings.baseEnvironment, variables: variables)
+        // Its stdin is a pipe nobody writes to, open while the command lives (and telwatch with
+        // it): a program that ends on end-of-file, as `fbcli` does (its "press RETURN"), runs
+        // until it is stopped, and ends by itself should telwatch die.
+        var ends: [Int32] = [-1, -1]
+        // Close-on-exec at once: one thread, and every spawn closes descriptors above 2 anyway.
+        guard pipe(&ends) == 0, fcntl(ends[0], F_SETFD, FD_CLOEXEC) == 0, fcntl(ends[1], F_SETFD, FD_CLOEXEC) == 0 else {
+            let failure = SystemError.last("pipe")
+            if ends[0] >= 0 { close(ends[0]); close(ends[1]) }
+            running[command] = .some(nil)
+            return report("\(command.label): could not start: \(failure)")
+        }
+        defer { close(ends[0]) }
         do {
             let child = try ProcessGroupChild(loop: loop, arguments: command.arguments, environment: environment,
-                                              stdout: settings.stdout, stderr: settings.stderr)
+                                              stdin: .fd(ends[0]), stdout: settings.stdout, stderr: settings.stderr)
             child.onExit = { [weak self, unowned child] status in self?.exited(command, child, status) }
             running[command] = child
+            stdinHolds[ObjectIdentifier(child)] = ends[1]
         } catch {
+            close(ends[1])
             running[command] = .some(nil)
             report("\(command.label): could not start: \(error)")
         }
@@ -209,6 +230,7 @@ public final class ScopedCommandSink: EventSink {
     }
 
     private func exited(_ command: ScopedCommand, _ child: ProcessGroupChild, _ status: ChildExit) {
+        if let hold = stdinHolds.removeValue(forKey: ObjectIdentifier(child)) { close(hold) }
         if stopping.removeValue(forKey: ObjectIdentifier(child)) != nil {
             if stopping.isEmpty && isFinishing {
                 let waiters = finishWaiters

@@ -9,7 +9,8 @@ import Pipeline
 /// The watch pipeline, assembled from the options: bus → CallMonitor → tracker → sinks.
 /// `telwatch watch` runs it against a real stack, `telwatch demo` against the built-in simulator;
 /// the output is the same either way. The order of the sinks is set here, once
-/// (docs/ARCHITECTURE.md, "The pipeline"): warnings, the event stream, runs, call hooks, history.
+/// (docs/ARCHITECTURE.md, "The pipeline"): warnings, the event stream, runs, call-scoped
+/// commands, call hooks, history.
 final class WatchSession {
     let options: WatchOptions
     let loop: EventLoop

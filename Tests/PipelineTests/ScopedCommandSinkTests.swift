@@ -168,6 +168,22 @@ final class ScopedCommandSinkTests: XCTestCase {
         XCTAssertTrue(ProcessTable.waitForEnd(member, timeout: 5), "its child went with it")
     }
 
+    func testStdinStaysOpenUntilTheCommandIsStopped() throws {
+        // Like `fbcli`, which ends its feedback when its stdin ends.
+        let reader = scratch.path + "/reader"
+        try Files.script(reader, """
+        trap 'echo "ended by SIGTERM"; exit 0' TERM
+        echo start
+        cat
+        echo "ended by end of file"
+        """)
+        makeSink([(.ringing, [reader])])
+        ring(0, "+15550001")
+        _ = line("start")
+        hangUp(0)
+        XCTAssertEqual(line("ended").joined(separator: " "), "ended by SIGTERM")
+    }
+
     func testReloadedCommandsStopWhatIsGoneAndStartWhatIsNewForCallsAlreadyThere() throws {
         let command = try reporter()
         makeSink([(.ringing, [command])])

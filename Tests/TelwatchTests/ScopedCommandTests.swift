@@ -88,6 +88,25 @@ final class ScopedCommandTests: CommandTestCase {
         XCTAssertTrue(ProcessTable.waitForEnd(ringPID, timeout: 10))
     }
 
+    func testACommandDeafToSIGTERMStillSeesItsStdinEndWhenTelwatchIsKilled() throws {
+        try startModemManager()
+        let deaf = logind.directory + "/deaf"
+        // A ring that reads its stdin (as `fbcli` does) and ignores the kernel's SIGTERM.
+        try Files.script(deaf, """
+        trap '' TERM
+        echo "start $$" >> "\(record)"
+        cat
+        echo "stdin ended" >> "\(record)"
+        """)
+        let watch = try startWatch(["--while", "ringing=" + deaf])
+        _ = try ring("+15550105")
+        let pid = try XCTUnwrap(pid_t(next("start").last ?? ""))
+        watch.signal(SIGKILL)
+        _ = watch.wait(timeout: 10)
+        XCTAssertEqual(next("stdin ended"), ["stdin", "ended"])
+        XCTAssertTrue(ProcessTable.waitForEnd(pid, timeout: 10))
+    }
+
     func testStoppingTelwatchStopsTheCommandFirst() throws {
         try startModemManager()
         let watch = try startWatch(["--while", "live=" + (try ringer())])
