@@ -111,7 +111,7 @@ public final class ScopedCommandSink: EventSink {
     }
 
     /// Commands running now (not those being stopped).
-    public var runningCount: Int { running.values.reduce(0) { $0 + ($1?.exit == nil && $1 != nil ? 1 : 0) } }
+    public var runningCount: Int { running.values.filter { $0.map { $0.exit == nil } ?? false }.count }
 
     public func receive(_ event: PipelineEvent, liveCalls: Int) {
         guard case .calls(let events, _) = event else { return }
@@ -143,7 +143,7 @@ public final class ScopedCommandSink: EventSink {
     }
 
     /// Stops every command (SIGTERM, SIGKILL after the grace); `done` runs once all are reaped,
-    /// so within the grace and a loop turn.
+    /// so within the grace and a loop turn. May be called again (each `done` runs).
     public func finish(then done: @escaping () -> Void) {
         isFinishing = true
         calls.removeAll()

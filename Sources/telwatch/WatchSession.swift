@@ -167,6 +167,8 @@ final class WatchSession {
         exitStatus = status
         sleep?.stop()
         monitor.stop()
+        // A ring ends now, not once the run's hooks have been waited for (the pipeline's order).
+        scopedCommands?.finish {}
         pipeline.finish { [weak self] in
             guard let self else { return }
             self.sendStats(.exit)

@@ -118,6 +118,27 @@ final class ScopedCommandTests: CommandTestCase {
         XCTAssertFalse(ProcessTable.isAlive(pid))
     }
 
+    func testAtStopTheRingEndsWithoutWaitingForTheRunsHooks() throws {
+        try startModemManager()
+        // A run-stopped hook that blocks until the test lets it go.
+        let gate = logind.directory + "/gate"
+        XCTAssertEqual(mkfifo(gate, 0o600), 0)
+        // Open both ways (Linux allows it on a FIFO): the hook's open never blocks, its read does
+        // until the test writes, and nothing here can hang.
+        let release = open(gate, O_RDWR | O_NONBLOCK | O_CLOEXEC)
+        defer { close(release) }
+        let watch = try startWatch(["--while", "live=" + (try ringer()), "--config", try config(
+            "hook.run-stopped = /bin/sh -c 'echo hook-waits >> \(record); read x < \(gate)'\n")])
+        _ = try ring("+15550106")
+        let pid = try XCTUnwrap(pid_t(next("start live").last ?? ""))
+        watch.signal(SIGTERM)
+        var seen: Set<String> = []
+        while seen.count < 2, case .line(let text) = reader.next(timeout: 10) { seen.insert(text) }
+        XCTAssertEqual(seen, ["hook-waits", "stop live \(pid)"], "the ring stopped while the hook still waited")
+        XCTAssertEqual(write(release, "go\n", 3), 3)
+        XCTAssertEqual(watch.wait(timeout: 15), .exited(0))
+    }
+
     func testAReloadThatDropsTheCommandStopsItAndOneThatAddsItStartsIt() throws {
         try startModemManager()
         let ringer = try ringer()
