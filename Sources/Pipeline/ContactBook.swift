@@ -8,20 +8,15 @@
 /// digits (a short code, a voicemail number) matches only the same digits exactly. Where several
 /// contacts match, the longest agreement wins, then the first in the file.
 public struct ContactBook: Sendable {
-    /// A number's digits compared as a suffix of `length` digits of a contact number that has
-    /// `bucket` digits (7, 8 or 9 for 9 and more); `bucket` 0 is an exact short number.
-    private struct Key: Hashable, Sendable {
-        var bucket: UInt8
-        var length: UInt8
-        var digits: [UInt8]
-    }
-
     /// Agreement of this many digits is enough for a match.
     public static let significantDigits = 9
     /// Below this many digits a number matches only exactly.
     public static let shortestSuffix = 7
 
-    private var names: [Key: String] = [:]
+    /// Names by key: the last `length` digits of a number as an integer, with `length` and the
+    /// `bucket` of the contact's number (7, 8 or 9 for 9 and more digits; 0 for an exact short
+    /// number) above them. Integers, so that a lookup (once per event) allocates nothing.
+    private var names: [UInt64: String] = [:]
     /// Entries read (numbers with a name), duplicates included.
     public private(set) var count = 0
 
@@ -35,15 +30,15 @@ public struct ContactBook: Sendable {
 
     public mutating func add(number: String, name: String) {
         let digits = ContactBook.digits(of: number)
-        guard !digits.isEmpty, !name.isEmpty else { return }
+        guard digits.count > 0, !name.isEmpty else { return }
         count += 1
         if digits.count < ContactBook.shortestSuffix {
-            insert(Key(bucket: 0, length: UInt8(digits.count), digits: digits), name)
+            insert(ContactBook.key(bucket: 0, length: digits.count, digits.last9), name)
             return
         }
         let bucket = min(digits.count, ContactBook.significantDigits)
         for length in ContactBook.shortestSuffix...bucket {
-            insert(Key(bucket: UInt8(bucket), length: UInt8(length), digits: Array(digits.suffix(length))), name)
+            insert(ContactBook.key(bucket: bucket, length: length, digits.last9), name)
         }
     }
 
@@ -51,31 +46,37 @@ public struct ContactBook: Sendable {
     public func name(for number: String) -> String? {
         guard !names.isEmpty else { return nil }
         let digits = ContactBook.digits(of: number)
-        guard !digits.isEmpty else { return nil }
+        guard digits.count > 0 else { return nil }
         if digits.count < ContactBook.shortestSuffix {
-            return names[Key(bucket: 0, length: UInt8(digits.count), digits: digits)]
+            return names[ContactBook.key(bucket: 0, length: digits.count, digits.last9)]
         }
         let own = min(digits.count, ContactBook.significantDigits)
         // Longest agreement first: contacts of 9+ digits, then of 8, then of 7.
         for bucket in stride(from: ContactBook.significantDigits, through: ContactBook.shortestSuffix, by: -1) {
-            let length = min(own, bucket)
-            if let name = names[Key(bucket: UInt8(bucket), length: UInt8(length), digits: Array(digits.suffix(length)))] {
-                return name
-            }
+            if let name = names[ContactBook.key(bucket: bucket, length: min(own, bucket), digits.last9)] { return name }
         }
         return nil
     }
 
-    private mutating func insert(_ key: Key, _ name: String) {
+    private mutating func insert(_ key: UInt64, _ name: String) {
         if names[key] == nil { names[key] = name }
     }
 
-    /// The ASCII digits of a number, as bytes.
-    static func digits(of number: String) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(16)
-        for byte in number.utf8 where byte >= 0x30 && byte <= 0x39 { out.append(byte) }
-        return out
+    private static let powersOfTen: [UInt64] = (0...9).map { (0..<$0).reduce(1) { value, _ in value * 10 } }
+
+    private static func key(bucket: Int, length: Int, _ last9: UInt64) -> UInt64 {
+        UInt64(bucket) << 56 | UInt64(length) << 48 | last9 % powersOfTen[min(length, 9)]
+    }
+
+    /// How many ASCII digits a number has, and its last nine as an integer.
+    static func digits(of number: String) -> (count: Int, last9: UInt64) {
+        var count = 0
+        var last9: UInt64 = 0
+        for byte in number.utf8 where byte >= 0x30 && byte <= 0x39 {
+            count += 1
+            last9 = (last9 * 10 + UInt64(byte - 0x30)) % 1_000_000_000
+        }
+        return (count, last9)
     }
 }
 

@@ -10,9 +10,12 @@ public enum CallScope: String, CaseIterable, Sendable {
     /// Any live call, whatever its state.
     case live
 
+    /// The one finer state of the scope; nil for `live`.
+    var detail: CallDetail? { CallDetail(rawValue: rawValue) }
+
     func includes(_ detail: CallDetail?) -> Bool {
         guard let detail else { return false }
-        return self == .live || rawValue == detail.rawValue
+        return self == .live || self.detail == detail
     }
 }
 
@@ -84,6 +87,10 @@ public final class ScopedCommandSink: EventSink {
     private let contacts: ContactDirectory?
     private let report: (String) -> Void
     private var calls: [String: LiveCall] = [:]
+    /// How many of `calls` are in each finer state: a scope is occupied while its count is above
+    /// zero (`live`: while there is a call), and only a count that leaves or reaches zero can
+    /// start or stop anything, so most events cost a dictionary update and nothing more.
+    private var callsIn: [CallDetail: Int] = [:]
     private var sequence: UInt64 = 0
     /// One entry per command whose scope is occupied: its child, or nil when it could not start.
     private var running: [ScopedCommand: ProcessGroupChild?] = [:]
@@ -118,23 +125,19 @@ public final class ScopedCommandSink: EventSink {
         for event in events {
             switch event {
             case .transition(let call, let previous):
-                if call.state == .disconnected {
-                    calls.removeValue(forKey: call.id)
-                } else {
-                    enter(call, event: call.state.rawValue, previous: previous, liveCalls: liveCalls)
-                }
-                reconcile(trigger: call.id)
+                let changed = call.state == .disconnected ? leave(call.id)
+                    : enter(call, event: call.state.rawValue, previous: previous, liveCalls: liveCalls)
+                if changed { reconcile(trigger: call.id) }
             case .updated(let call):
                 guard calls[call.id] != nil else { continue }
-                enter(call, event: "updated", previous: call.state, liveCalls: liveCalls)
-                reconcile(trigger: call.id)
+                if enter(call, event: "updated", previous: call.state, liveCalls: liveCalls) { reconcile(trigger: call.id) }
             case .withdrawn(_, let id):
-                guard calls.removeValue(forKey: id) != nil else { continue }
-                reconcile(trigger: nil)
+                if leave(id) { reconcile(trigger: nil) }
             case .idle:
                 // Every call has ended: nothing is in any scope.
                 guard !calls.isEmpty else { continue }
                 calls.removeAll()
+                callsIn.removeAll()
                 reconcile(trigger: nil)
             case .missed, .busy, .announced:
                 break
@@ -147,19 +150,37 @@ public final class ScopedCommandSink: EventSink {
     public func finish(then done: @escaping () -> Void) {
         isFinishing = true
         calls.removeAll()
+        callsIn.removeAll()
         reconcile(trigger: nil)
         if stopping.isEmpty { done() } else { finishWaiters.append(done) }
     }
 
-    private func enter(_ call: CallSnapshot, event: String, previous: CallState?, liveCalls: Int) {
-        if let known = calls[call.id] {
-            calls[call.id] = LiveCall(call: call, event: event, previous: previous, liveCalls: liveCalls,
-                                      sequence: known.sequence)
-        } else {
-            sequence += 1
-            calls[call.id] = LiveCall(call: call, event: event, previous: previous, liveCalls: liveCalls,
-                                      sequence: sequence)
+    /// Records a live call's latest event; true when a scope became occupied or empty.
+    private func enter(_ call: CallSnapshot, event: String, previous: CallState?, liveCalls: Int) -> Bool {
+        let known = calls[call.id]
+        if known == nil { sequence += 1 }
+        calls[call.id] = LiveCall(call: call, event: event, previous: previous, liveCalls: liveCalls,
+                                  sequence: known?.sequence ?? sequence)
+        var changed = known == nil && calls.count == 1
+        if known?.call.detail != call.detail {
+            if let old = known?.call.detail { changed = count(old, by: -1) || changed }
+            if let new = call.detail { changed = count(new, by: 1) || changed }
         }
+        return changed
+    }
+
+    /// Forgets a call that ended; true when a scope became empty.
+    private func leave(_ id: String) -> Bool {
+        guard let known = calls.removeValue(forKey: id) else { return false }
+        let emptied = known.call.detail.map { count($0, by: -1) } ?? false
+        return emptied || calls.isEmpty
+    }
+
+    /// Changes how many calls are in `detail`; true when that number left or reached zero.
+    private func count(_ detail: CallDetail, by step: Int) -> Bool {
+        let now = (callsIn[detail] ?? 0) + step
+        callsIn[detail] = now > 0 ? now : nil
+        return now == 0 || (now == 1 && step > 0)
     }
 
     /// Stops what has no call in its scope (or is no longer configured), then starts what has one
@@ -177,7 +198,8 @@ public final class ScopedCommandSink: EventSink {
     }
 
     private func isOccupied(_ scope: CallScope) -> Bool {
-        calls.values.contains { scope.includes($0.call.detail) }
+        guard let detail = scope.detail else { return !calls.isEmpty }
+        return callsIn[detail] != nil
     }
 
     /// The call a command of `scope` is told about: the triggering call when it is in the scope,
