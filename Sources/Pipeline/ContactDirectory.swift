@@ -3,15 +3,18 @@ import Loop
 /// The contacts of `--contacts FILE`, kept up to date: the file is read at the start and again
 /// whenever it is written or replaced (`FileWatch`: inotify through the loop, no polling). A file
 /// that cannot be read or parsed is said in one line and changes nothing: the contacts read
-/// before stay. Reading happens on the loop's thread, between events (5,000 vCards take a few
-/// milliseconds: bench/README.md).
+/// before stay. Reading happens on the loop's thread, between events (5,000 vCards take about a
+/// millisecond: bench/README.md).
 public final class ContactDirectory {
     public let path: String
     public private(set) var book = ContactBook()
     private var watch: FileWatch?
     private let report: (String) -> Void
-    /// After every successful read, with the number of entries (`--verbose` says it).
-    public var onRead: ((Int) -> Void)?
+    /// After every successful read: the number of entries and the seconds reading took
+    /// (`--verbose` says both).
+    public var onRead: ((Int, Double) -> Void)?
+    /// How long the latest successful read took, in seconds.
+    public private(set) var readDuration = 0.0
     /// The largest file read: a phone's full export is far smaller.
     public static let sizeLimit = 32 << 20
 
@@ -42,11 +45,13 @@ public final class ContactDirectory {
 
     /// Reads the file again; on failure the previous contacts stay.
     public func reload() {
+        let began = monotonicNow()
         do {
-            let text = try SmallFile.text(path, limit: ContactDirectory.sizeLimit)
-            book = try ContactBook.parse(text)
+            let bytes = try SmallFile.read(path, limit: ContactDirectory.sizeLimit)
+            book = try ContactBook.parse(bytes)
             lastLookup = nil
-            onRead?(book.count)
+            readDuration = monotonicNow() - began
+            onRead?(book.count, readDuration)
         } catch let error as SmallFile.Failure {
             report("contacts: cannot read \(path): \(error.reason); \(kept)")
         } catch {

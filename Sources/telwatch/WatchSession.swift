@@ -58,8 +58,13 @@ final class WatchSession {
         pipeline.append(warnings)
         let contacts = options.contactsFile.map { ContactDirectory(path: $0, loop: loop, report: { warn($0) }) }
         if options.verbosity == .verbose, let contacts {
-            warn("contacts: \(contacts.book.count) numbers from \(contacts.path)")
-            contacts.onRead = { [unowned contacts] count in warn("contacts: read again: \(count) numbers from \(contacts.path)") }
+            let path = contacts.path
+            // Captures the path, not the directory: the directory keeps this closure.
+            func said(_ count: Int, _ seconds: Double) -> String {
+                "\(count) numbers from \(path) in \(formatSeconds(seconds)) s"
+            }
+            warn("contacts: " + said(contacts.book.count, contacts.readDuration))
+            contacts.onRead = { count, seconds in warn("contacts: read again: " + said(count, seconds)) }
         }
         stream = OutputSink(output: output, json: options.json, verbosity: options.verbosity,
                             schema: EventSchema(redactNumbers: options.redactNumbers, contacts: contacts))

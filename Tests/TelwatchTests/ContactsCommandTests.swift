@@ -37,7 +37,7 @@ final class ContactsCommandTests: CommandTestCase {
         let watch = try telwatch(["--bus", fixture.address, "--backend", "modemmanager", "--state-dir", stateDirectory,
                                   "--contacts", path, "--verbose"])
         XCTAssertNotNil(watch.readLine(timeout: 15) { $0.contains("synced") }, watch.log())
-        XCTAssertTrue(watch.log().contains("telwatch: contacts: 1 numbers from \(path)"), watch.log())
+        XCTAssertTrue(watch.log().contains("telwatch: contacts: 1 numbers from \(path) in "), watch.log())
         let first = try ring("+491711234567")
         let line = try XCTUnwrap(watch.readLine(timeout: 10) { $0.contains("incoming") }, watch.log())
         XCTAssertFalse(line.contains("\u{1B}"), "no raw escape reaches the terminal: \(line)")
