@@ -56,16 +56,7 @@ final class WatchSession {
 
         warnings = WarningSink(verbosity: options.verbosity)
         pipeline.append(warnings)
-        let contacts = options.contactsFile.map { ContactDirectory(path: $0, loop: loop, report: { warn($0) }) }
-        if options.verbosity == .verbose, let contacts {
-            let path = contacts.path
-            // Captures the path, not the directory: the directory keeps this closure.
-            func said(_ count: Int, _ seconds: Double) -> String {
-                "\(count) numbers from \(path) in \(formatSeconds(seconds)) s"
-            }
-            warn("contacts: " + said(contacts.book.count, contacts.readDuration))
-            contacts.onRead = { count, seconds in warn("contacts: read again: " + said(count, seconds)) }
-        }
+        let contacts = ContactDirectory.forWatch(options, loop: loop)
         stream = OutputSink(output: output, json: options.json, verbosity: options.verbosity,
                             schema: EventSchema(redactNumbers: options.redactNumbers, contacts: contacts))
         pipeline.append(stream)

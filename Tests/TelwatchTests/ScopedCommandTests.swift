@@ -50,6 +50,16 @@ final class ScopedCommandTests: CommandTestCase {
         return ["", "", "", ""]
     }
 
+    /// telwatch with one `--while SCOPE=COMMAND`, and a ring from `number`: telwatch and the pid
+    /// the command wrote on its line starting with `started`.
+    private func watch(_ scope: String, _ command: String, ring number: String,
+                       started: String) throws -> (TestProcess, pid_t) {
+        try startModemManager()
+        let watch = try startWatch(["--while", scope + "=" + command])
+        _ = try ring(number)
+        return (watch, try XCTUnwrap(pid_t(next(started).last ?? "")))
+    }
+
     private func config(_ text: String) throws -> String {
         let path = logind.directory + "/telwatch.conf"
         try Files.write(path, text)
@@ -78,10 +88,7 @@ final class ScopedCommandTests: CommandTestCase {
     }
 
     func testAKilledTelwatchLeavesNoRingBehind() throws {
-        try startModemManager()
-        let watch = try startWatch(["--while", "ringing=" + (try ringer())])
-        _ = try ring("+15550102")
-        let ringPID = try XCTUnwrap(pid_t(next("start ringing").last ?? ""))
+        let (watch, ringPID) = try watch("ringing", try ringer(), ring: "+15550102", started: "start ringing")
         watch.signal(SIGKILL)
         _ = watch.wait(timeout: 10)
         XCTAssertEqual(next("stop ringing"), ["stop", "ringing", String(ringPID)], "the kernel's SIGTERM reached it")
@@ -89,7 +96,6 @@ final class ScopedCommandTests: CommandTestCase {
     }
 
     func testACommandDeafToSIGTERMStillSeesItsStdinEndWhenTelwatchIsKilled() throws {
-        try startModemManager()
         let deaf = logind.directory + "/deaf"
         // A ring that reads its stdin (as `fbcli` does) and ignores the kernel's SIGTERM.
         try Files.script(deaf, """
@@ -98,9 +104,7 @@ final class ScopedCommandTests: CommandTestCase {
         cat
         echo "stdin ended" >> "\(record)"
         """)
-        let watch = try startWatch(["--while", "ringing=" + deaf])
-        _ = try ring("+15550105")
-        let pid = try XCTUnwrap(pid_t(next("start").last ?? ""))
+        let (watch, pid) = try watch("ringing", deaf, ring: "+15550105", started: "start")
         watch.signal(SIGKILL)
         _ = watch.wait(timeout: 10)
         XCTAssertEqual(next("stdin ended"), ["stdin", "ended"])
@@ -108,10 +112,7 @@ final class ScopedCommandTests: CommandTestCase {
     }
 
     func testStoppingTelwatchStopsTheCommandFirst() throws {
-        try startModemManager()
-        let watch = try startWatch(["--while", "live=" + (try ringer())])
-        _ = try ring("+15550103")
-        let pid = try XCTUnwrap(pid_t(next("start live").last ?? ""))
+        let (watch, pid) = try watch("live", try ringer(), ring: "+15550103", started: "start live")
         watch.signal(SIGTERM)
         XCTAssertEqual(watch.wait(timeout: 15), .exited(0))
         XCTAssertEqual(next("stop live"), ["stop", "live", String(pid)])
