@@ -31,6 +31,25 @@ final class ContactsCommandTests: CommandTestCase {
         XCTAssertEqual(Files.text(record), hostile, "the hook got the name byte for byte")
     }
 
+    func testDoctorReadsTheContactsOfTheConfigFile() throws {
+        try startModemManager()
+        let config = logind.directory + "/telwatch.conf"
+        let good = try contactsFile()
+        try Files.write(config, "contacts = \(good)\n")
+        let passed = try runToEnd(["doctor", "--bus", fixture.address, "--backend", "modemmanager",
+                                   "--state-dir", stateDirectory, "--config", config])
+        XCTAssertTrue(passed.output.contains("✔ contacts \(good): 1 numbers"), passed.output)
+        XCTAssertEqual(passed.status, .exited(0), passed.output)
+
+        let bad = logind.directory + "/broken.vcf"
+        try Files.write(bad, "BEGIN:VCARD\nFN:Cut short\nTEL:+15550001\n")
+        try Files.write(config, "contacts = \(bad)\n")
+        let failed = try runToEnd(["doctor", "--bus", fixture.address, "--backend", "modemmanager",
+                                   "--state-dir", stateDirectory, "--config", config])
+        XCTAssertTrue(failed.output.contains("✘ contacts: \(bad): line 1: this card has no END:VCARD"), failed.output)
+        XCTAssertEqual(failed.status, .exited(4), failed.output)
+    }
+
     func testTextOutputEscapesTheNameAndAReplacedFileIsFollowed() throws {
         try startModemManager()
         let path = try contactsFile()
