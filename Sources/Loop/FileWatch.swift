@@ -51,11 +51,15 @@ public final class FileWatch {
             var offset = 0
             // struct inotify_event: wd, mask, cookie, len (4 bytes each), then len bytes of name.
             while offset + 16 <= count {
-                let length = buffer.withUnsafeBytes { Int($0.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)) }
+                let (mask, length) = buffer.withUnsafeBytes {
+                    ($0.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self),
+                     Int($0.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)))
+                }
                 let start = offset + 16
                 let end = min(count, start + length)
                 let bytes = buffer[start..<end].prefix { $0 != 0 }
-                if bytes.elementsEqual(name) { changed = true }
+                // Events were lost when the queue overflowed: the file may have changed.
+                if bytes.elementsEqual(name) || mask & UInt32(IN_Q_OVERFLOW) != 0 { changed = true }
                 offset = start + length
             }
         }
