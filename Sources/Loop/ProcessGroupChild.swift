@@ -13,11 +13,11 @@ public final class ProcessGroupChild {
     public private(set) var exit: ChildExit?
     public private(set) var isStopping = false
 
-    public init(loop: EventLoop, arguments: [String], environment: [String], stdout: Subprocess.Output,
-         stderr: Subprocess.Output) throws {
+    public init(loop: EventLoop, arguments: [String], environment: [String], stdin: Subprocess.Output = .null,
+                stdout: Subprocess.Output, stderr: Subprocess.Output) throws {
         // If telwatch itself is killed (SIGKILL, a crash), nobody is left to stop its children:
         // the kernel sends them SIGTERM then.
-        pid = try Subprocess.spawn(arguments, environment: environment, stdin: .null, stdout: stdout, stderr: stderr,
+        pid = try Subprocess.spawn(arguments, environment: environment, stdin: stdin, stdout: stdout, stderr: stderr,
                                    newProcessGroup: true, deathSignal: SIGTERM)
         self.loop = loop
         do {

@@ -1,6 +1,7 @@
 import CallMonitor
 import DBus
 import Glibc
+import Pipeline
 
 /// `--notify`: a missed call becomes a desktop notification (`org.freedesktop.Notifications`,
 /// docs/phone-actions.md): the contact's name or the number, the time it rang, category
@@ -16,8 +17,12 @@ final class NotifyAction {
     private var waiting = 0
     static let waitingLimit = 16
 
-    init(service: SessionService) {
+    /// `--contacts`: the user's own name for a number wins over the one the network sent.
+    private let contactName: (String) -> String?
+
+    init(service: SessionService, contactName: @escaping (String) -> String?) {
         self.service = service
+        self.contactName = contactName
         // Its notifications went with it.
         service.onVanished = { [weak self] in self?.shown.removeAll() }
     }
@@ -34,7 +39,7 @@ final class NotifyAction {
         case .missed(let call):
             notify(call)
         case .transition(let call, _) where call.state == .connected:
-            guard Self.isIdentified(call.number), let index = shown.firstIndex(where: { $0.number == call.number }) else {
+            guard Self.isIdentified(call.number), let index = shown.firstIndex(where: { ContactBook.sameNumber($0.number, call.number) }) else {
                 return
             }
             let id = shown.remove(at: index).id
@@ -59,11 +64,11 @@ final class NotifyAction {
             return service.failed("\(Self.waitingLimit) notifications are still unanswered; a missed call is not shown")
         }
         let number = call.number
-        let replaces = Self.isIdentified(number) ? shown.first(where: { $0.number == number })?.id ?? 0 : 0
+        let replaces = Self.isIdentified(number) ? shown.first(where: { ContactBook.sameNumber($0.number, number) })?.id ?? 0 : 0
         let hints: PropertyMap = ["category": Variant("call.missed"), "urgency": Variant(UInt8(1))]
         let arguments: [DBusValue] = [
             .string("telwatch"), .uint32(replaces), .string("call-missed-symbolic"),
-            .string("Missed call"), .string(Self.body(call)),
+            .string("Missed call"), .string(Self.body(call, name: contactName(number) ?? call.name)),
             [String]().dbusValue, hints.dbusValue, .int32(-1),
         ]
         waiting += 1
@@ -74,7 +79,7 @@ final class NotifyAction {
             case .success(let reply):
                 self.service.worked()
                 guard let id = try? reply.decode(UInt32.self), Self.isIdentified(number) else { return }
-                self.shown.removeAll { $0.number == number }
+                self.shown.removeAll { ContactBook.sameNumber($0.number, number) }
                 self.shown.append((number, id))
                 if self.shown.count > Self.shownLimit { self.shown.removeFirst() }
             case .failure(let error):
@@ -85,14 +90,14 @@ final class NotifyAction {
 
     /// `NAME (NUMBER) at HH:MM`, or the number alone; escaped for the markup a notification body
     /// may be read as, and with control characters written out: a caller id is the network's.
-    static func body(_ call: CallSnapshot) -> String {
+    static func body(_ call: CallSnapshot, name: String) -> String {
         let number: String
         switch call.number {
         case "": number = "unknown number"
         case "withheld": number = "withheld number"
         default: number = call.number
         }
-        let who = call.name.isEmpty ? number : call.name + " (" + number + ")"
+        let who = name.isEmpty ? number : name + " (" + number + ")"
         return escaped(who) + " at " + localTime(call.firstSeen)
     }
 

@@ -33,11 +33,12 @@ public final class PhoneActions: EventSink {
 
     /// Connects to the session bus and starts following the services; nil (after one line) when
     /// the bus cannot be reached, or no action is on.
-    public static func start(settings: PhoneActionSettings, loop: EventLoop,
+    /// `contacts`: names for numbers (`--contacts`), for the notifications.
+    public static func start(settings: PhoneActionSettings, loop: EventLoop, contacts: ContactDirectory? = nil,
                              report: @escaping (String) -> Void) -> PhoneActions? {
         guard settings.isAnyOn else { return nil }
         do {
-            return try PhoneActions(settings: settings, loop: loop, report: report)
+            return try PhoneActions(settings: settings, loop: loop, contacts: contacts, report: report)
         } catch {
             report("phone actions: off: \(error) (the actions need the phone user's session bus: "
                    + "run telwatch in that session, or give --session-bus ADDRESS)")
@@ -45,7 +46,8 @@ public final class PhoneActions: EventSink {
         }
     }
 
-    private init(settings: PhoneActionSettings, loop: EventLoop, report: @escaping (String) -> Void) throws {
+    private init(settings: PhoneActionSettings, loop: EventLoop, contacts: ContactDirectory?,
+                 report: @escaping (String) -> Void) throws {
         connection = try Connection(settings.bus, loop: loop)
         connection.onWarning = { report("phone actions: " + $0) }
         let connection = self.connection
@@ -63,7 +65,7 @@ public final class PhoneActions: EventSink {
                           "org.freedesktop.Notifications") : nil
         feedback = feedbackService.map(FeedbackAction.init)
         callAudio = callAudioService.map(CallAudioAction.init)
-        notify = notifyService.map(NotifyAction.init)
+        notify = notifyService.map { NotifyAction(service: $0, contactName: { contacts?.name(for: $0) }) }
         services = [feedbackService, callAudioService, notifyService].compactMap { $0 }
         for service in services { try service.start() }
         feedback?.start()

@@ -4,24 +4,19 @@ import Loop
 
 /// Runs the hooks of every call event (run hooks are the run manager's). A call's hooks run under
 /// its id as ordering key, so one call's hooks run in order while different calls' run side by
-/// side. Their environment:
-/// `TELWATCH_EVENT` (incoming, dialing, connected, disconnected, missed, updated),
-/// `TELWATCH_CALL_ID`, `TELWATCH_STATE`, `TELWATCH_PREVIOUS_STATE` ("" at first sight),
-/// `TELWATCH_DETAIL` (ringing, waiting, dialing, alerting, active, held; "" once disconnected),
-/// `TELWATCH_DIRECTION`, `TELWATCH_NUMBER`, `TELWATCH_NAME`, `TELWATCH_REASON`,
-/// `TELWATCH_BACKEND`, `TELWATCH_MODEM`, `TELWATCH_PATH`, `TELWATCH_INITIAL` and
-/// `TELWATCH_MISSED`, `TELWATCH_MULTIPARTY` and `TELWATCH_RESUMED` (`true`/`false`; resumed: learned by
-/// the resync after a resume, not as it happened), `TELWATCH_LIVE_CALLS` (after the event),
-/// `TELWATCH_RUN_ID` (the run the call holds or held; "" for none), `TELWATCH_TIME` (epoch seconds).
+/// side. Their environment: `TELWATCH_EVENT` (incoming, dialing, connected, disconnected, missed,
+/// updated) and the call's variables (`CallEnvironment`).
 public final class CallHookSink: EventSink {
     private let hooks: HookRunner
     private let runs: TelManager?
+    private let contacts: ContactDirectory?
     private var isFinishing = false
 
     /// `runs` tells which run a call held; it must come before this sink in the pipeline.
-    public init(hooks: HookRunner, runs: TelManager?) {
+    public init(hooks: HookRunner, runs: TelManager?, contacts: ContactDirectory? = nil) {
         self.hooks = hooks
         self.runs = runs
+        self.contacts = contacts
     }
 
     public func receive(_ event: PipelineEvent, liveCalls: Int) {
@@ -51,25 +46,8 @@ public final class CallHookSink: EventSink {
     }
 
     private func run(_ event: String, _ call: CallSnapshot, previous: CallState?, liveCalls: Int) {
-        hooks.run(event: event, key: call.id, variables: [
-            ("TELWATCH_CALL_ID", call.id),
-            ("TELWATCH_STATE", call.state.rawValue),
-            ("TELWATCH_PREVIOUS_STATE", previous?.rawValue ?? ""),
-            ("TELWATCH_DETAIL", call.detail?.rawValue ?? ""),
-            ("TELWATCH_DIRECTION", call.direction.rawValue),
-            ("TELWATCH_NUMBER", call.number),
-            ("TELWATCH_NAME", call.name),
-            ("TELWATCH_REASON", call.reason ?? ""),
-            ("TELWATCH_BACKEND", call.key.backend.rawValue),
-            ("TELWATCH_MODEM", call.modem),
-            ("TELWATCH_PATH", call.key.path),
-            ("TELWATCH_INITIAL", call.initial ? "true" : "false"),
-            ("TELWATCH_MISSED", call.missed ? "true" : "false"),
-            ("TELWATCH_MULTIPARTY", call.multiparty ? "true" : "false"),
-            ("TELWATCH_RESUMED", call.resumed ? "true" : "false"),
-            ("TELWATCH_LIVE_CALLS", String(liveCalls)),
-            ("TELWATCH_RUN_ID", runs?.runID(heldBy: call.id) ?? ""),
-            ("TELWATCH_TIME", formatSeconds(wallClockNow())),
-        ])
+        hooks.run(event: event, key: call.id, variables: CallEnvironment.variables(
+            of: call, previous: previous, liveCalls: liveCalls, runID: runs?.runID(heldBy: call.id),
+            contact: contacts?.name(for: call.number)))
     }
 }

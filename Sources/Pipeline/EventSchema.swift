@@ -31,9 +31,12 @@ extension EventFieldWriter {
 public struct EventSchema {
     /// `--redact-numbers`: caller ids keep only their last two digits.
     public var redactNumbers: Bool
+    /// `--contacts`: the `contact` of a call event; nil writes null.
+    public var contacts: ContactDirectory?
 
-    public init(redactNumbers: Bool = false) {
+    public init(redactNumbers: Bool = false, contacts: ContactDirectory? = nil) {
         self.redactNumbers = redactNumbers
+        self.contacts = contacts
     }
 
     /// A caller id is hostile input and private data: shown as it came, or redacted.
@@ -69,6 +72,7 @@ public struct EventSchema {
         writer.add("direction", call.direction.rawValue)
         writer.add("number", number(call.number))
         writer.add("name", call.name)
+        writer.add("contact", contacts?.name(for: call.number))
         writer.add("reason", call.reason)
         writer.add("multiparty", call.multiparty)
         writer.add("initial", call.initial)

@@ -45,8 +45,17 @@ enum WatchArguments {
                 options.runCommand = first == "--" ? cursor.rest() : [first]
                 guard !options.runCommand.isEmpty else { throw UsageError("--run needs a command: --run -- CMD ARGS…") }
             case "--backend", "--bus", "--inhibit", "--hooks", "--lease", "--heartbeat", "--hook-timeout",
-                 "--stop-grace", "--state-dir", "--resume-grace", "--history-keep", "--session-bus":
+                 "--stop-grace", "--state-dir", "--resume-grace", "--history-keep", "--session-bus",
+                 "--contacts":
                 try options.set(String(argument.dropFirst(2)), try cursor.value(for: argument))
+            case "--while":
+                // `--while 'ringing=fbcli -E phone-incoming-call'`: the config file's `while.ringing = …`.
+                let value = try cursor.value(for: argument)
+                guard let equals = value.firstIndex(of: "=") else {
+                    throw UsageError("--while takes SCOPE=COMMAND ARGS…, such as 'ringing=fbcli -E phone-incoming-call', "
+                                     + "not \(Parse.quoted(value))")
+                }
+                try options.set("while." + value[..<equals], String(value[value.index(after: equals)...]))
             case "--":
                 throw UsageError("unexpected '--' (the run command goes after --run: --run -- CMD ARGS…)")
             default:
@@ -106,6 +115,13 @@ enum Help {
       --inhibit WHAT[:MODE]|none         what a run inhibits (default sleep:block; e.g. sleep:idle:block)
       --hooks DIR                        run DIR/EVENT and DIR/EVENT.d/* for each event
       --hook-timeout DURATION            kill a hook still running after this (default 30s)
+      --while SCOPE=CMD ARGS…            run CMD while any call is in SCOPE: ringing, waiting,
+                                         dialing, alerting, active, held or live (any call); one
+                                         argument, split as sh would, no shell; stopped with
+                                         SIGTERM the moment no call is in SCOPE (SIGKILL after
+                                         --stop-grace); may be given several times
+      --contacts FILE                    names for numbers: vCard (FN, TEL) or NUMBER<TAB>NAME;
+                                         read again whenever the file changes
       --run -- CMD ARGS…                 run CMD for the whole of each run (no shell); stopped with
                                          SIGTERM, then SIGKILL after --stop-grace (default 5s)
       --lease DURATION|none              a run not renewed for this long ends itself (default 4h)

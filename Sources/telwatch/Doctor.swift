@@ -3,6 +3,7 @@ import CallMonitor
 import DBus
 import Glibc
 import History
+import Pipeline
 
 /// `telwatch doctor`: what is reachable and allowed, one line each, with the fix for what is not —
 /// the Linux answer to the seed's `isMultitaskingSupported` check.
@@ -46,6 +47,7 @@ struct Doctor {
         checkInhibitor(connection)
         checkDelayLock(connection)
         checkHooks()
+        checkContacts()
         checkStateDirectory()
         checkHistory()
         checkPhoneActions()
@@ -176,6 +178,18 @@ struct Doctor {
     }
 
     /// The call history: readable, undamaged, of a schema this telwatch knows, and writable.
+    /// `contacts =` of the config file: read as the daemon reads it.
+    private mutating func checkContacts() {
+        guard let path = options.contactsFile else { return }
+        var problem: String?
+        let contacts = ContactDirectory(path: path, loop: nil) { problem = $0 }
+        if let problem {
+            check(false, problem, fix: "export the contacts again (vCard, or NUMBER<TAB>NAME lines), or fix `contacts`")
+        } else {
+            check(true, "contacts \(path): \(contacts.book.count) numbers")
+        }
+    }
+
     private mutating func checkHistory() {
         guard options.history else { return note("call history is off (history = false, or --no-history)") }
         guard let directory = options.stateDirectory ?? RunStateStore.defaultDirectory() else { return }

@@ -3,6 +3,7 @@ import Glibc
 import CallMonitor
 import Loop
 import PhoneActions
+import Pipeline
 
 /// A mistake in how telwatch was called: one line on stderr and exit status 2.
 struct UsageError: Error, CustomStringConvertible {
@@ -34,8 +35,13 @@ struct WatchOptions {
     var inhibitWhat: String? = "sleep"
     var inhibitMode = "block"
     var hooksDirectory: String?
-    /// `hook.EVENT = COMMAND ARGS…` lines of the config file: argv split on spaces, no shell.
+    /// `hook.EVENT = COMMAND ARGS…` lines of the config file: argv split as `sh` would
+    /// (`CommandWords`), no shell.
     var hookCommands: [String: [[String]]] = [:]
+    /// `while.SCOPE = COMMAND ARGS…` and `--while SCOPE=COMMAND ARGS…`: call-scoped commands.
+    var whileCommands: [ScopedCommand] = []
+    /// `--contacts FILE`: names for numbers.
+    var contactsFile: String?
     var runCommand: [String] = []
     /// A run that lives longer than this ends itself (seconds); nil = no lease.
     var lease: Double? = 4 * 3600
@@ -82,6 +88,7 @@ extension WatchOptions {
         compare("history", \.history)
         compare("history-keep", \.historyKeep)
         compare("phone actions", \.actions)
+        compare("contacts", \.contactsFile)
         return changed.reduce(into: []) { if !$0.contains($1) { $0.append($1) } }
     }
 }
@@ -216,6 +223,19 @@ extension Parse {
         return text
     }
 
+    /// A command line of the config file or a flag, split as `sh` would (`CommandWords`).
+    static func command(_ text: String, for setting: String) throws -> [String] {
+        let argv: [String]
+        do { argv = try CommandWords.split(text) } catch { throw UsageError("\(setting): \(error)") }
+        guard !argv.isEmpty, !argv[0].isEmpty else { throw UsageError("\(setting) needs a command") }
+        return argv
+    }
+
+    static func file(_ text: String, for option: String) throws -> String {
+        guard !text.isEmpty else { throw UsageError("\(option) takes a file path") }
+        return text
+    }
+
     static func bool(_ text: String, for option: String) throws -> Bool {
         switch text.lowercased() {
         case "1", "true", "yes", "on": return true
@@ -264,11 +284,17 @@ extension WatchOptions {
             guard known.contains(event) else {
                 throw UsageError("unknown hook event \(Parse.quoted(event)) (one of \(known.joined(separator: ", ")))")
             }
-            let argv = value.split(separator: " ").map(String.init)
-            guard !argv.isEmpty else { throw UsageError("\(name) needs a command") }
-            hookCommands[event, default: []].append(argv)
+            hookCommands[event, default: []].append(try Parse.command(value, for: name))
+        case _ where name.hasPrefix("while."):
+            let scope = String(name.dropFirst(6))
+            guard let known = CallScope(rawValue: scope) else {
+                throw UsageError("unknown call scope \(Parse.quoted(scope)) (one of "
+                                 + CallScope.allCases.map(\.rawValue).joined(separator: ", ") + ")")
+            }
+            whileCommands.append(ScopedCommand(scope: known, arguments: try Parse.command(value, for: name)))
+        case "contacts": contactsFile = try Parse.file(value, for: option)
         case "run":
-            runCommand = value.split(separator: " ").map(String.init)
+            runCommand = try CommandWords.split(value)
         case "lease": lease = value == "none" ? nil : try Parse.seconds(value, for: option)
         case "heartbeat": heartbeat = value == "none" ? nil : try Parse.seconds(value, for: option)
         case "hook-timeout": hookTimeout = try Parse.seconds(value, for: option)
@@ -325,7 +351,7 @@ extension WatchOptions {
             let key = String(line[..<equals]).trimmingSpaces()
             let value = String(line[line.index(after: equals)...]).trimmingSpaces()
             let setting = ["quiet", "verbose"].contains(key) ? "verbosity" : key
-            if !key.hasPrefix("hook."), let first = firstLine[setting] {
+            if !key.hasPrefix("hook."), !key.hasPrefix("while."), let first = firstLine[setting] {
                 throw UsageError("\(path):\(index + 1): \(Parse.quoted(key)) is already set on line \(first)")
             }
             firstLine[setting] = index + 1

@@ -10,7 +10,8 @@ import Pipeline
 /// The watch pipeline, assembled from the options: bus → CallMonitor → tracker → sinks.
 /// `telwatch watch` runs it against a real stack, `telwatch demo` against the built-in simulator;
 /// the output is the same either way. The order of the sinks is set here, once
-/// (docs/ARCHITECTURE.md, "The pipeline"): warnings, the event stream, runs, call hooks, history.
+/// (docs/ARCHITECTURE.md, "The pipeline"): warnings, the event stream, runs, call-scoped
+/// commands, call hooks, history.
 final class WatchSession {
     let options: WatchOptions
     let loop: EventLoop
@@ -24,6 +25,7 @@ final class WatchSession {
     private let warnings: WarningSink
     private let stream: OutputSink
     private let hooks: HookRunner
+    private var scopedCommands: ScopedCommandSink?
     /// Parses the options again (SIGHUP); nil when they cannot be read again.
     var reloadOptions: () throws -> WatchOptions? = { nil }
     private var monitor: CallMonitor!
@@ -55,8 +57,9 @@ final class WatchSession {
 
         warnings = WarningSink(verbosity: options.verbosity)
         pipeline.append(warnings)
+        let contacts = ContactDirectory.forWatch(options, loop: loop)
         stream = OutputSink(output: output, json: options.json, verbosity: options.verbosity,
-                            schema: EventSchema(redactNumbers: options.redactNumbers))
+                            schema: EventSchema(redactNumbers: options.redactNumbers, contacts: contacts))
         pipeline.append(stream)
 
         // Always there, even with no hook configured (it costs nothing then), so that a reloaded
@@ -72,10 +75,16 @@ final class WatchSession {
         let telManager = TelManager(runs: runs)
         pipeline.append(telManager)
         // After the runs (the lock is asked for first), before the hooks: a ring waits for no spawn.
-        if let actions = PhoneActions.start(settings: options.actions, loop: loop, report: { warn($0) }) {
+        if let actions = PhoneActions.start(settings: options.actions, loop: loop, contacts: contacts,
+                                                report: { warn($0) }) {
             pipeline.append(actions)
         }
-        pipeline.append(CallHookSink(hooks: hooks, runs: telManager))
+        // Before the call hooks: a ring starts, and stops, before any hook of its event is queued.
+        let scoped = ScopedCommandSink(loop: loop, settings: scopedSettings(options), runs: telManager,
+                                       contacts: contacts, report: { warn($0) })
+        scopedCommands = scoped
+        pipeline.append(scoped)
+        pipeline.append(CallHookSink(hooks: hooks, runs: telManager, contacts: contacts))
         if let history = historySink() { self.history = history; pipeline.append(history) }
 
         let monitor = CallMonitor(connection: connection, backends: options.backend, onEvents: { [weak self] events in
@@ -100,6 +109,11 @@ final class WatchSession {
         }
         return HistorySink(settings: HistorySettings(directory: directory, keep: options.historyKeep), loop: loop,
                            report: { warn($0) })
+    }
+
+    /// Call-scoped commands write where hooks do (stderr) and get the run command's grace.
+    private func scopedSettings(_ options: WatchOptions) -> ScopedCommandSettings {
+        ScopedCommandSettings(commands: options.whileCommands, grace: options.stopGrace, stdout: .fd(2), stderr: .fd(2))
     }
 
     private func runConfiguration() -> RunConfiguration {
@@ -155,6 +169,8 @@ final class WatchSession {
         exitStatus = status
         sleep?.stop()
         monitor.stop()
+        // A ring ends now, not once the run's hooks have been waited for (the pipeline's order).
+        scopedCommands?.finish {}
         pipeline.finish { [weak self] in
             guard let self else { return }
             self.sendStats(.exit)
@@ -179,9 +195,10 @@ final class WatchSession {
         hooks.settings.directory = new.hooksDirectory
         hooks.settings.commands = new.hookCommands
         hooks.settings.timeout = new.hookTimeout
+        scopedCommands?.settings.commands = new.whileCommands
         warnings.verbosity = new.verbosity
         stream.verbosity = new.verbosity
-        stream.schema = EventSchema(redactNumbers: new.redactNumbers)
+        stream.schema = EventSchema(redactNumbers: new.redactNumbers, contacts: stream.schema.contacts)
         let waiting = options.settingsNeedingARestart(comparedWith: new)
         if new.verbosity != .quiet {
             warn("reloaded the configuration" + (waiting.isEmpty ? ""

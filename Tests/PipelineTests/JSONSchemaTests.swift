@@ -86,12 +86,13 @@ final class JSONSchemaTests: XCTestCase {
 
     /// The documented keys of every call event, in order; the types that differ between events are
     /// given, the defaults being those of a call at first sight.
-    private static func callShape(previous: String = "null", detail: String = "string", connectedAt: String = "null",
+    private static func callShape(previous: String = "null", detail: String = "string", contact: String = "null",
+                                  connectedAt: String = "null",
                                   endedAt: String = "null", duration: String = "null") -> [String] {
         [
             "event:string", "time:time", "call_id:string", "backend:string", "modem:string", "path:string",
             "state:string", "previous:" + previous, "detail:" + detail, "direction:string", "number:string",
-            "name:string", "reason:string", "multiparty:bool", "initial:bool", "resumed:bool", "missed:bool",
+            "name:string", "contact:" + contact, "reason:string", "multiparty:bool", "initial:bool", "resumed:bool", "missed:bool",
             "first_seen:time", "connected_at:" + connectedAt, "ended_at:" + endedAt, "duration:" + duration,
             "live_calls:int",
         ]
@@ -102,7 +103,7 @@ final class JSONSchemaTests: XCTestCase {
         {"event":"incoming","time":"2026-11-29T14:20:45.402Z","call_id":"8758f479-318c-412c-8eef-94e245ed8d9f",\
         "backend":"modemmanager","modem":"/org/freedesktop/ModemManager1/Modem/0",\
         "path":"/org/freedesktop/ModemManager1/Call/0","state":"incoming","previous":null,"detail":"ringing",\
-        "direction":"incoming","number":"+15551230001","name":"","reason":"incoming-new","multiparty":false,\
+        "direction":"incoming","number":"+15551230001","name":"","contact":null,"reason":"incoming-new","multiparty":false,\
         "initial":false,"resumed":false,"missed":false,"first_seen":"2026-11-29T14:20:45.402Z","connected_at":null,\
         "ended_at":null,"duration":null,"live_calls":1}
         """)

@@ -168,7 +168,8 @@ final class TelManagerTests: XCTestCase {
             "TELWATCH_NUMBER": "", "TELWATCH_NAME": "", "TELWATCH_REASON": "", "TELWATCH_BACKEND": "modemmanager",
             "TELWATCH_MODEM": mmModem, "TELWATCH_PATH": mmKey(0).path, "TELWATCH_INITIAL": "false",
             "TELWATCH_MISSED": "false", "TELWATCH_MULTIPARTY": "false", "TELWATCH_LIVE_CALLS": "1",
-            "TELWATCH_RUN_ID": runID,
+            "TELWATCH_RUN_ID": runID, "TELWATCH_CONTACT": "", "TELWATCH_CONNECTED_AT": "", "TELWATCH_DURATION": "",
+            "TELWATCH_RESUMED": "false",
         ]
         for (name, value) in expected { XCTAssertEqual(incoming[name], value, name) }
         let time = try XCTUnwrap(incoming["TELWATCH_TIME"].flatMap(Double.init))
@@ -190,6 +191,11 @@ final class TelManagerTests: XCTestCase {
         XCTAssertEqual(disconnected["TELWATCH_MISSED"], "false")
         XCTAssertEqual(disconnected["TELWATCH_LIVE_CALLS"], "0")
         XCTAssertEqual(disconnected["TELWATCH_RUN_ID"], runID, "the run the call held, though its end ended it")
+        let connectedAt = try XCTUnwrap(connected["TELWATCH_CONNECTED_AT"].flatMap(Double.init))
+        XCTAssertEqual(connectedAt, before, accuracy: 5)
+        XCTAssertEqual(disconnected["TELWATCH_CONNECTED_AT"], connected["TELWATCH_CONNECTED_AT"])
+        let talked = try XCTUnwrap(disconnected["TELWATCH_DURATION"].flatMap(Double.init))
+        XCTAssertTrue((0..<5).contains(talked), "seconds from the answer to the end: \(talked)")
 
         let unanswered = try environment("disconnected", missedID)
         XCTAssertEqual(unanswered["TELWATCH_MISSED"], "true")
@@ -198,6 +204,8 @@ final class TelManagerTests: XCTestCase {
         XCTAssertEqual(missed["TELWATCH_PREVIOUS_STATE"], "incoming")
         XCTAssertEqual(missed["TELWATCH_NUMBER"], "+15550199")
         XCTAssertEqual(missed["TELWATCH_REASON"], "refused-or-busy")
+        XCTAssertEqual(missed["TELWATCH_CONNECTED_AT"], "", "never answered")
+        XCTAssertNotNil(missed["TELWATCH_DURATION"].flatMap(Double.init), "how long it rang")
         XCTAssertEqual(stopReasons(), ["idle", "idle"], "one run per call, one after the other")
     }
 

@@ -49,10 +49,34 @@ final class NotifyActionTests: PhoneActionTestCase {
         var call = CallSnapshot(id: CallID.random(), key: CallKey(backend: .modemManager, path: "/c"), modem: "",
                                 direction: .incoming, number: "+1<b>\u{1b}[2J", name: "Eve <a href='x'>&\n",
                                 state: .disconnected, detail: nil, firstSeen: 0)
-        let body = NotifyAction.body(call)
+        let body = NotifyAction.body(call, name: call.name)
         XCTAssertTrue(body.hasPrefix(#"Eve &lt;a href=&apos;x&apos;&gt;&amp;\u{a} (+1&lt;b&gt;\u{1b}[2J) at "#), body)
-        call.name = ""
         call.number = ""
-        XCTAssertTrue(NotifyAction.body(call).hasPrefix("unknown number at "))
+        XCTAssertTrue(NotifyAction.body(call, name: "").hasPrefix("unknown number at "))
+    }
+
+    /// With `--contacts`, the notification names the caller as the user's own contacts do, and a
+    /// call back from the same number written nationally withdraws it.
+    func testAMissedCallShowsTheContactsNameAndTheNationalFormWithdrawsIt() throws {
+        let contacts = session.directory + "/contacts.vcf"
+        try Files.write(contacts, "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Alice <Smith>\r\nTEL;TYPE=CELL:(555) 123-0001\r\n"
+                        + "END:VCARD\r\n")
+        try session.startMock(template: "notification_daemon", owning: "org.freedesktop.Notifications")
+        try startModemManager()
+        let telwatch = try startWatchWithActions(["--notify", "--contacts", contacts])
+
+        let (missed, _) = try ringSeen("+15551230001")
+        try setStateSeen(missed, .terminated, reason: .terminated)
+        let notify = try XCTUnwrap(sessionTraffic.waitFor(isCall("Notify")))
+        XCTAssertTrue(notify.arguments[4].hasPrefix(#"string "Alice &lt;Smith&gt; (+15551230001) at "#),
+                      notify.arguments[4])
+        let id = try XCTUnwrap(sessionTraffic.reply(to: notify)?.firstUInt32)
+
+        let (answered, _) = try ringSeen("5551230001")
+        let answer = try setStateSeen(answered, .active, reason: .accepted)
+        let close = sessionTraffic.waitFor(isCall("CloseNotification"))
+        assertPrompt(close, after: answer, "the notification withdrawn when the national form is answered")
+        XCTAssertEqual(close?.firstUInt32, id)
+        XCTAssertEqual(telwatch.log(), "")
     }
 }

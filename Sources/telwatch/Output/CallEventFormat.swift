@@ -17,6 +17,7 @@ struct CallEventFormat {
             TerminalText.field(schema.number(call.number)).padded(to: 16),
             call.key.backend.rawValue + " " + CallEventFormat.shortModem(call.modem),
         ]
+        if let contact = schema.contacts?.name(for: call.number) { fields.append("contact=" + TerminalText.field(contact)) }
         if !call.name.isEmpty { fields.append("name=" + TerminalText.field(call.name)) }
         if let reason = call.reason, call.state == .disconnected || name == "missed" {
             fields.append("reason=" + TerminalText.field(reason))
