@@ -12,6 +12,7 @@ public final class ExportedInterface {
         let name: String
         let inSignature: String
         let outSignature: String
+        let documentation: Documentation
         let handler: MethodHandler
     }
 
@@ -19,40 +20,64 @@ public final class ExportedInterface {
         let name: String
         let signature: String
         let access: Access
+        let documentation: String?
         let get: () -> DBusValue
         let set: ((DBusValue) throws -> Void)?
     }
 
+    struct Signal {
+        let name: String
+        let signature: String
+        let documentation: Documentation
+    }
+
+    /// What introspection says about a member beyond its types: its arguments' names (in, then
+    /// out) and a doc string (`org.gtk.GDBus.DocString`, which gdbus-codegen and d-feet show).
+    public struct Documentation: Sendable {
+        public var arguments: [String]
+        public var text: String?
+
+        public init(arguments: [String] = [], _ text: String? = nil) {
+            self.arguments = arguments
+            self.text = text
+        }
+    }
+
     public let name: String
+    /// The interface's doc string in its introspection.
+    public var documentation: String?
     private(set) var methods: [Method] = []
     private(set) var properties: [Property] = []
-    private(set) var signals: [(name: String, signature: String)] = []
+    private(set) var signals: [Signal] = []
 
-    public init(_ name: String) throws {
+    public init(_ name: String, documentation: String? = nil) throws {
         try DBusName.check(interface: name)
         self.name = name
+        self.documentation = documentation
     }
 
     public func addMethod(_ name: String, in inSignature: String = "", out outSignature: String = "",
-                          _ handler: @escaping MethodHandler) throws {
+                          documentation: Documentation = Documentation(), _ handler: @escaping MethodHandler) throws {
         try DBusName.check(member: name)
         _ = try Signature(inSignature)
         _ = try Signature(outSignature)
-        methods.append(Method(name: name, inSignature: inSignature, outSignature: outSignature, handler: handler))
+        methods.append(Method(name: name, inSignature: inSignature, outSignature: outSignature,
+                              documentation: documentation, handler: handler))
     }
 
-    public func addProperty(_ name: String, signature: String, get: @escaping () -> DBusValue,
-                            set: ((DBusValue) throws -> Void)? = nil) throws {
+    public func addProperty(_ name: String, signature: String, documentation: String? = nil,
+                            get: @escaping () -> DBusValue, set: ((DBusValue) throws -> Void)? = nil) throws {
         try DBusName.check(member: name)
         _ = try Signature(signature)
         properties.append(Property(name: name, signature: signature, access: set == nil ? .read : .readwrite,
-                                   get: get, set: set))
+                                   documentation: documentation, get: get, set: set))
     }
 
-    public func addSignal(_ name: String, signature: String = "") throws {
+    public func addSignal(_ name: String, signature: String = "", documentation: Documentation = Documentation())
+        throws {
         try DBusName.check(member: name)
         _ = try Signature(signature)
-        signals.append((name, signature))
+        signals.append(Signal(name: name, signature: signature, documentation: documentation))
     }
 
     func method(_ member: String) -> Method? { methods.first { $0.name == member } }
@@ -74,6 +99,11 @@ public final class ExportedObject {
     public init(path: ObjectPath, interfaces: [ExportedInterface]) {
         self.path = path
         self.interfaces = interfaces
+    }
+
+    /// Adds an interface after those already there (an object manager adds its own).
+    public func add(_ interface: ExportedInterface) {
+        interfaces.append(interface)
     }
 
     public func interface(_ name: String) -> ExportedInterface? { interfaces.first { $0.name == name } }
@@ -240,31 +270,67 @@ extension Connection {
              </interface>
 
             """
-            for interface in object.interfaces {
-                xml += " <interface name=\"\(interface.name)\">\n"
-                for method in interface.methods {
-                    xml += "  <method name=\"\(method.name)\">"
-                    for type in Connection.splitSignature(method.inSignature) {
-                        xml += "<arg type=\"\(type)\" direction=\"in\"/>"
-                    }
-                    for type in Connection.splitSignature(method.outSignature) {
-                        xml += "<arg type=\"\(type)\" direction=\"out\"/>"
-                    }
-                    xml += "</method>\n"
-                }
-                for signal in interface.signals {
-                    xml += "  <signal name=\"\(signal.name)\">"
-                    for type in Connection.splitSignature(signal.signature) { xml += "<arg type=\"\(type)\"/>" }
-                    xml += "</signal>\n"
-                }
-                for property in interface.properties {
-                    xml += "  <property name=\"\(property.name)\" type=\"\(property.signature)\" access=\"\(property.access.rawValue)\"/>\n"
-                }
-                xml += " </interface>\n"
-            }
+            for interface in object.interfaces { xml += Connection.introspection(of: interface) }
         }
         for child in childNodes(of: path) { xml += " <node name=\"\(child)\"/>\n" }
         return xml + "</node>\n"
+    }
+
+    /// One interface's element. A member with documentation takes one line per part (its doc
+    /// string, then its arguments); one without keeps to a line.
+    static func introspection(of interface: ExportedInterface) -> String {
+        var xml = " <interface name=\"\(interface.name)\">\n"
+        if let text = interface.documentation { xml += "  " + docAnnotation(text) + "\n" }
+        func element(_ kind: String, _ name: String, _ documentation: ExportedInterface.Documentation,
+                     _ arguments: [(type: String, direction: String?)]) -> String {
+            var names = documentation.arguments.makeIterator()
+            let parts = arguments.map { argument in
+                "<arg" + (names.next().map { " name=\"\(xmlAttribute($0))\"" } ?? "") + " type=\"\(argument.type)\""
+                    + (argument.direction.map { " direction=\"\($0)\"" } ?? "") + "/>"
+            }
+            guard let text = documentation.text else {
+                return "  <\(kind) name=\"\(name)\">" + parts.joined() + "</\(kind)>\n"
+            }
+            return "  <\(kind) name=\"\(name)\">\n   " + docAnnotation(text) + "\n"
+                + parts.map { "   " + $0 + "\n" }.joined() + "  </\(kind)>\n"
+        }
+        for method in interface.methods {
+            xml += element("method", method.name, method.documentation,
+                           splitSignature(method.inSignature).map { ($0, "in") }
+                               + splitSignature(method.outSignature).map { ($0, "out") })
+        }
+        for signal in interface.signals {
+            xml += element("signal", signal.name, signal.documentation, splitSignature(signal.signature).map { ($0, nil) })
+        }
+        for property in interface.properties {
+            let head = "  <property name=\"\(property.name)\" type=\"\(property.signature)\" access=\"\(property.access.rawValue)\""
+            if let text = property.documentation {
+                xml += head + ">\n   " + docAnnotation(text) + "\n  </property>\n"
+            } else {
+                xml += head + "/>\n"
+            }
+        }
+        return xml + " </interface>\n"
+    }
+
+    private static func docAnnotation(_ text: String) -> String {
+        "<annotation name=\"org.gtk.GDBus.DocString\" value=\"\(xmlAttribute(text))\"/>"
+    }
+
+    /// Text as an XML attribute value: the markup characters and line breaks escaped.
+    static func xmlAttribute(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "\n": out += "&#10;"
+            default: out.append(character)
+            }
+        }
+        return out
     }
 
     /// Splits a signature into its complete types ("sa{sv}as" → ["s", "a{sv}", "as"]).

@@ -31,6 +31,9 @@ enum WatchArguments {
             case "--no-history":
                 try cursor.noValue(for: argument)
                 options.history = false
+            case "--no-api":
+                try cursor.noValue(for: argument)
+                options.api = false
             case "--quiet", "-q", "--verbose", "-v":
                 try cursor.noValue(for: argument)
                 let wanted: WatchOptions.Verbosity = argument == "--quiet" || argument == "-q" ? .quiet : .verbose
@@ -44,7 +47,7 @@ enum WatchArguments {
                 options.runCommand = first == "--" ? cursor.rest() : [first]
                 guard !options.runCommand.isEmpty else { throw UsageError("--run needs a command: --run -- CMD ARGS…") }
             case "--backend", "--bus", "--inhibit", "--hooks", "--lease", "--heartbeat", "--hook-timeout",
-                 "--stop-grace", "--state-dir", "--resume-grace", "--history-keep":
+                 "--stop-grace", "--state-dir", "--resume-grace", "--history-keep", "--api-bus":
                 try options.set(String(argument.dropFirst(2)), try cursor.value(for: argument))
             case "--":
                 throw UsageError("unexpected '--' (the run command goes after --run: --run -- CMD ARGS…)")
@@ -84,6 +87,7 @@ enum Help {
     static let main = """
     usage: telwatch [watch] [OPTIONS]
            telwatch status [--json] [--bus BUS] [--backend B] [--state-dir DIR]
+           telwatch events [--json] [--bus BUS]
            telwatch doctor [--bus BUS] [--backend B] [--inhibit WHAT[:MODE]] [--hooks DIR]
            telwatch log [--missed] [--unseen] [--since D|DATE] [--number N] [--limit N] [--json|--csv]
                         [--mark-seen]
@@ -120,7 +124,10 @@ enum Help {
       --no-history                       do not record calls in DIR/history.db (telwatch log)
       --history-keep DURATION|0          drop calls first seen longer ago than this (default 365d;
                                          0 keeps every call)
-      --redact-numbers                   show only the last two digits of phone numbers
+      --redact-numbers                   show only the last two digits of phone numbers (also in the API)
+      --no-api                           do not own io.telwatch.Monitor1, the D-Bus API that
+                                         `telwatch status` and `telwatch events` ask
+      --api-bus system|session           the API's bus (default: the bus watched)
       --quiet | --verbose                less or more on stdout and stderr
       --config FILE                      KEY = VALUE settings (the long option names); flags win
     DURATION: seconds, or with a unit: 90s, 5m, 1h.
@@ -130,7 +137,8 @@ enum Help {
 
     exit status: 0 stopped by SIGINT/SIGTERM or done; 1 failure (log: the history cannot be read);
                  2 bad usage or config; 3 the bus is unreachable or was lost (restart me);
-                 4 doctor found problems
+                 4 doctor found problems; 5 another telwatch owns io.telwatch.Monitor1 (--no-api
+                 runs a second one)
 
     examples:
       telwatch demo                                  see it work, with no modem at all

@@ -20,6 +20,8 @@ enum ExitStatus {
     static let busUnavailable: Int32 = 3
     /// `doctor` found at least one problem.
     static let problemsFound: Int32 = 4
+    /// Another telwatch owns io.telwatch.Monitor1 on the API's bus (`--no-api` runs a second one).
+    static let apiNameTaken: Int32 = 5
 }
 
 /// Settings of `telwatch watch`, from a config file and then from flags (flags win).
@@ -53,6 +55,9 @@ struct WatchOptions {
     var history = true
     /// Calls first seen longer ago than this leave the history (seconds); nil keeps them forever.
     var historyKeep: Double? = 365 * 86_400
+    /// Own io.telwatch.Monitor1 (docs/dbus-api.md) on `apiBus`, nil meaning the watched bus.
+    var api = true
+    var apiBus: BusAddress?
 }
 
 extension WatchOptions {
@@ -78,6 +83,8 @@ extension WatchOptions {
         compare("resume-grace", \.resumeGrace)
         compare("history", \.history)
         compare("history-keep", \.historyKeep)
+        compare("api", \.api)
+        compare("api-bus", \.apiBus)
         return changed.reduce(into: []) { if !$0.contains($1) { $0.append($1) } }
     }
 }
@@ -276,6 +283,12 @@ extension WatchOptions {
         case "resume-grace": resumeGrace = value == "none" ? nil : try Parse.seconds(value, for: option)
         case "history": history = try Parse.bool(value, for: option)
         case "history-keep": historyKeep = try Parse.retention(value, for: option)
+        case "api": api = try Parse.bool(value, for: option)
+        case "api-bus":
+            guard value == "system" || value == "session" else {
+                throw UsageError("--api-bus takes system or session, not \(Parse.quoted(value))")
+            }
+            apiBus = try Parse.bus(value)
         // `--quiet` and `--verbose` are long option names too, so the config file takes them.
         case "quiet":
             if try Parse.bool(value, for: option) { verbosity = .quiet } else if verbosity == .quiet { verbosity = .normal }

@@ -103,14 +103,7 @@ enum StatusCommand {
 enum SleepStatus {
     static func json(_ record: SleepRecord) -> String {
         var object = JSONObject()
-        object.add("slept_at", time: record.sleptAt)
-        object.add("resumed_at", time: record.resumedAt)
-        object.add("asleep", record.isAsleep)
-        object.add("overridden", record.lastSleepOverridden)
-        object.add("overrides", record.overrides)
-        object.add("last_override_at", time: record.lastOverrideAt)
-        object.add("last_override_run", record.lastOverrideRun)
-        object.add("last_override_lock", record.lastOverrideLock?.rawValue)
+        EventSchema().write(record, into: &object)
         return object.line
     }
 

@@ -4,6 +4,7 @@ import DBus
 import Glibc
 import History
 import Loop
+import MonitorAPI
 import Pipeline
 
 /// The watch pipeline, assembled from the options: bus → CallMonitor → tracker → sinks.
@@ -30,6 +31,8 @@ final class WatchSession {
     /// The call history, when it is on (for the D-Bus API's `MarkMissedSeen()` and `MissedUnseen`).
     private(set) var history: HistorySink?
     private var sleep: SleepCoordinator?
+    /// io.telwatch.Monitor1 (nil with --no-api).
+    private let api: APIService?
     private var signalSource: SignalSource?
     private var pendingSync: Set<BackendKind>
     private let startedAt = monotonicNow()
@@ -49,6 +52,8 @@ final class WatchSession {
         lockConnection = try Connection(connection.bus, loop: loop)
         lockConnection.onWarning = connection.onWarning
         pendingSync = Set(options.backend.kinds)
+        // First: a second telwatch stops here, before it touches the run, the lock or the history.
+        api = try APIService.start(options, watched: connection, loop: loop)
         var liveCalls: () -> Int = { 0 }
         pipeline = EventPipeline(liveCalls: { liveCalls() })
 
@@ -70,6 +75,11 @@ final class WatchSession {
                                 hooks: hooks) { [weak self] event in self?.pipeline.send(.run(event)) }
         let telManager = TelManager(runs: runs)
         pipeline.append(telManager)
+        if let api = api?.api {
+            api.runs = runs
+            api.lastSleep = { [weak runs] in runs?.stateStore.flatMap { RunStateStore.readSleep(directory: $0.directory) } }
+            pipeline.append(api)
+        }
         pipeline.append(CallHookSink(hooks: hooks, runs: telManager))
         if let history = historySink() { self.history = history; pipeline.append(history) }
 
@@ -122,7 +132,7 @@ final class WatchSession {
             default: self.stop(status: ExitStatus.success)
             }
         }
-        for bus in [connection, lockConnection] {
+        for bus in [connection, lockConnection] + [api?.ownConnection].compactMap({ $0 }) {
             bus.onDisconnect = { [weak self] in
                 guard let self, !self.stopping else { return }
                 warn("lost the \(self.options.bus) bus; stopping (a supervisor should restart telwatch)")
@@ -155,6 +165,7 @@ final class WatchSession {
             self.sendStats(.exit)
             self.stream.flush()
             self.signalSource?.cancel()
+            self.api?.ownConnection?.close()
             self.onFinished?()
         }
     }
@@ -177,6 +188,7 @@ final class WatchSession {
         warnings.verbosity = new.verbosity
         stream.verbosity = new.verbosity
         stream.schema = EventSchema(redactNumbers: new.redactNumbers)
+        api?.api.schema = EventSchema(redactNumbers: new.redactNumbers)
         let waiting = options.settingsNeedingARestart(comparedWith: new)
         if new.verbosity != .quiet {
             warn("reloaded the configuration" + (waiting.isEmpty ? ""

@@ -1,0 +1,240 @@
+import BGRunManager
+import CallMonitor
+import DBus
+import Pipeline
+
+/// telwatch's own D-Bus API (docs/dbus-api.md): `io.telwatch.Monitor1` with the ObjectManager
+/// pattern, one `io.telwatch.Call1` object per live call, and the `Event` signal carrying exactly
+/// the JSON line's keys, typed (written through `EventSchema`, as the JSON line is).
+///
+/// Signals (`Event`, `PropertiesChanged`, `InterfacesAdded`/`Removed`) go out only while at least
+/// one client has called `Subscribe()` and is still on the bus, as systemd's `Manager.Subscribe()`
+/// does: with nobody listening the API costs a dictionary update per call event and nothing per
+/// bus message. Properties and `GetManagedObjects` answer at any time.
+///
+/// A sink after `TelManager` (the run an event causes is known when its event goes out) and
+/// before `CallHookSink`.
+public final class MonitorAPI: EventSink {
+    public let connection: Connection
+    /// Redaction follows a reloaded configuration.
+    public var schema: EventSchema
+    /// The run manager, for the `Run` property.
+    public var runs: BGRunManager?
+    /// The last sleep as recorded in the state directory, for `LastSleep`.
+    public var lastSleep: () -> SleepRecord? = { nil }
+
+    private let manager: ObjectManager
+    private let subscribers: ClientTracker
+    private var calls: [String: CallObject] = [:]
+    private var liveCalls = 0
+    private var backends: [(kind: BackendKind, state: BackendState)] = []
+    /// The root's properties as last announced, to tell what changed.
+    private var announced: [String: DBusValue] = [:]
+    private var isFinishing = false
+
+    struct BackendState {
+        var status: BackendStatus
+        var owner: String?
+        var modems: Int?
+    }
+
+    public init(connection: Connection, schema: EventSchema, version: String) throws {
+        self.connection = connection
+        self.schema = schema
+        subscribers = ClientTracker(connection: connection)
+        let root = ExportedObject(path: MonitorNames.path, interfaces: [])
+        manager = try ObjectManager(connection: connection, root: root)
+        manager.sendsSignals = false
+        let interface = try MonitorInterface.make(api: self, version: version)
+        // The API's own interface first, then the ObjectManager's.
+        root.add(interface)
+        subscribers.onChange = { [unowned self] count in self.subscribersChanged(count) }
+    }
+
+    /// What asking for the bus name found.
+    public enum Claim: Equatable {
+        case owned
+        /// Another connection has it: its unique name and, when the bus tells, its pid.
+        case taken(owner: String, pid: UInt32?)
+    }
+
+    /// Asks for `io.telwatch.Monitor1` (blocking, at start-up), without queueing: a second telwatch
+    /// is told at once that the first one has it.
+    public func claimName() throws -> Claim {
+        switch try connection.requestName(MonitorNames.busName) {
+        case .primaryOwner, .alreadyOwner: return .owned
+        case .exists, .inQueue:
+            let owner = (try? connection.callBlocking(
+                destination: BusDaemon.name, path: BusDaemon.path, interface: BusDaemon.interface,
+                member: "GetNameOwner", MonitorNames.busName, timeout: 5).decode(String.self)) ?? "?"
+            let pid = try? connection.callBlocking(
+                destination: BusDaemon.name, path: BusDaemon.path, interface: BusDaemon.interface,
+                member: "GetConnectionUnixProcessID", owner, timeout: 5).decode(UInt32.self)
+            return .taken(owner: owner, pid: pid)
+        }
+    }
+
+    // MARK: Methods
+
+    func subscribe(_ sender: String?) throws {
+        guard let sender else { throw DBusError.remote(name: "org.freedesktop.DBus.Error.Failed", message: "no sender") }
+        try subscribers.add(sender)
+    }
+
+    func unsubscribe(_ sender: String?) {
+        guard let sender else { return }
+        subscribers.remove(sender)
+    }
+
+    private func subscribersChanged(_ count: Int) {
+        manager.sendsSignals = count > 0
+        // A new subscriber's first PropertiesChanged compares with what is true now.
+        if count > 0 { announced = rootProperties() }
+    }
+
+    private var isSending: Bool { !subscribers.isEmpty && !isFinishing }
+
+    // MARK: Properties
+
+    var liveCallCount: DBusValue { .uint32(UInt32(clamping: liveCalls)) }
+
+    var runValue: DBusValue {
+        var fields = PropertyFields()
+        if let record = runs?.record { schema.write(record, into: &fields) }
+        return fields.value
+    }
+
+    var backendsValue: DBusValue {
+        .dictionary(keySignature: "s", valueSignature: "a{sv}", backends.map { kind, state in
+            var fields = PropertyFields()
+            fields.add("status", state.status.rawValue)
+            fields.add("owner", state.owner)
+            if let modems = state.modems { fields.add("modems", modems) }
+            return .init(.string(kind.rawValue), fields.value)
+        })
+    }
+
+    var lastSleepValue: DBusValue {
+        var fields = PropertyFields()
+        if let record = lastSleep() { schema.write(record, into: &fields) }
+        return fields.value
+    }
+
+    private func rootProperties() -> [String: DBusValue] {
+        ["LiveCalls": liveCallCount, "Run": runValue, "Backends": backendsValue]
+    }
+
+    // MARK: Events
+
+    public func receive(_ event: PipelineEvent, liveCalls: Int) {
+        self.liveCalls = liveCalls
+        switch event {
+        case .calls(let events, let time):
+            for call in events {
+                switch call {
+                case .transition(let snapshot, _) where snapshot.state == .disconnected:
+                    sendEvent { schema.write(call, time: time, liveCalls: liveCalls, into: &$0) }
+                    remove(snapshot)
+                case .transition(let snapshot, _), .updated(let snapshot):
+                    show(snapshot)
+                    sendEvent { schema.write(call, time: time, liveCalls: liveCalls, into: &$0) }
+                case .missed:
+                    sendEvent { schema.write(call, time: time, liveCalls: liveCalls, into: &$0) }
+                case .busy, .idle, .announced, .withdrawn:
+                    break
+                }
+            }
+        case .run(let run):
+            sendEvent { schema.write(run, liveCalls: liveCalls, into: &$0) }
+        case .sleep(let sleep):
+            sendEvent { schema.write(sleep, liveCalls: liveCalls, into: &$0) }
+            if isSending { emitRootChanges(["LastSleep": lastSleepValue]) }
+        case .backend(let notice, let time):
+            noted(notice)
+            sendEvent { schema.write(notice, time: time, into: &$0) }
+        case .ready(let time):
+            sendEvent { schema.writeReady(time: time, liveCalls: liveCalls, into: &$0); return true }
+        case .stats(let stats):
+            sendEvent { schema.write(stats, liveCalls: liveCalls, into: &$0); return true }
+        case .hook:
+            break
+        }
+        if isSending { emitRootChanges(nil) }
+    }
+
+    /// The API goes quiet as telwatch stops; the exit line's `Event` still goes out.
+    public func finish(then done: @escaping () -> Void) {
+        done()
+    }
+
+    /// Sends one `Event` signal, if anyone listens; `write` fills its fields and says whether the
+    /// event is data at all (`EventSchema`'s rule, as for the JSON line).
+    private func sendEvent(_ write: (inout SignalFields) -> Bool) {
+        guard !subscribers.isEmpty else { return }
+        do {
+            var fields = SignalFields(message: try Message.signal(
+                path: MonitorNames.path, interface: MonitorNames.interface, member: MonitorNames.eventSignal))
+            let isData = write(&fields)
+            guard var body = fields.body else { return }
+            guard isData else { return body.abandon() }
+            body.finish()
+            try connection.send(fields.message)
+        } catch {
+            connection.onWarning("api: the Event signal could not be sent: \(error)")
+        }
+    }
+
+    private func show(_ call: CallSnapshot) {
+        if let object = calls[call.id] {
+            let changed = object.update(call)
+            if isSending, !changed.isEmpty {
+                try? connection.emitPropertiesChanged(path: object.object.path, interface: MonitorNames.callInterface,
+                                                      changed: changed)
+            }
+            return
+        }
+        do {
+            let object = try CallObject(call, schema: { [unowned self] in self.schema })
+            calls[call.id] = object
+            try manager.add(object.object)
+        } catch {
+            connection.onWarning("api: call \(call.id) could not be shown: \(error)")
+        }
+    }
+
+    private func remove(_ call: CallSnapshot) {
+        guard let object = calls.removeValue(forKey: call.id) else { return }
+        try? manager.remove(object.object.path)
+    }
+
+    private func noted(_ notice: BackendNotice) {
+        guard let status = notice.status else { return }
+        let kind = notice.backend
+        var state = backends.first { $0.kind == kind }?.state ?? BackendState(status: status)
+        state.status = status
+        switch notice {
+        case .serviceAppeared(_, let owner): state.owner = owner; state.modems = nil
+        case .serviceVanished, .serviceAbsent: state.owner = nil; state.modems = nil
+        case .synced(_, let modems, _): state.modems = modems
+        default: break
+        }
+        if let index = backends.firstIndex(where: { $0.kind == kind }) {
+            backends[index].state = state
+        } else {
+            backends.append((kind, state))
+            backends.sort { $0.kind.rawValue < $1.kind.rawValue }
+        }
+    }
+
+    /// `PropertiesChanged` on the root for what differs from what was last announced.
+    private func emitRootChanges(_ extra: [String: DBusValue]?) {
+        var changed: [String: DBusValue] = [:]
+        for (name, value) in extra ?? rootProperties() where announced[name] != value {
+            changed[name] = value
+            announced[name] = value
+        }
+        guard !changed.isEmpty else { return }
+        try? connection.emitPropertiesChanged(path: MonitorNames.path, interface: MonitorNames.interface,
+                                              changed: changed)
+    }
+}
