@@ -46,7 +46,7 @@ public final class MonitorAPI: EventSink {
         manager = try ObjectManager(connection: connection, root: root)
         manager.sendsSignals = false
         let interface = try MonitorInterface.make(api: self, version: version)
-        // The API's own interface first, then the ObjectManager's.
+        // After the ObjectManager interface (which the manager added as it exported the root).
         root.add(interface)
         subscribers.onChange = { [unowned self] count in self.subscribersChanged(count) }
     }

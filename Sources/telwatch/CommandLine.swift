@@ -175,9 +175,11 @@ enum Help {
     static let status = """
     usage: telwatch status [--json] [--bus BUS] [--backend auto|modemmanager|ofono] [--state-dir DIR]
 
-    The calls live right now on every stack, the background run recorded by the running
-    telwatch (held since, lease left), and the last sleep and resume it saw (and whether a sleep
-    came while a call was live). Exit status 3 if the bus cannot be reached.
+    Asks the running telwatch (its D-Bus API, io.telwatch.Monitor1): the calls live now, with the
+    service's ids and times, the background run (held since, lease left), and the last sleep and
+    resume it saw (and whether a sleep came while a call was live). When no telwatch runs it says
+    so, then reads the stacks itself and shows the run record the last one left.
+    Exit status 3 if the bus cannot be reached.
 
     examples:
       telwatch status

@@ -8,19 +8,19 @@ import Pipeline
 /// `t` a moment in microseconds, an empty array for null.
 struct RemoteEvent {
     let name: String
-    let fields: [(key: String, value: DBusValue)]
+    let fields: APIFields
 
     init?(_ message: Message) {
         guard message.hasSignature("sa{sv}"), let values = try? message.values(), values.count == 2,
-              let name = values[0].string, case .dictionary(_, _, let entries) = values[1] else { return nil }
+              let name = values[0].string else { return nil }
         self.name = name
-        fields = entries.compactMap { entry in entry.key.string.map { ($0, entry.value.unwrapped) } }
+        fields = APIFields(values[1])
     }
 
     /// The JSON line, written as the service's own `--json` writes it (`JSONObject`), key by key.
     var jsonLine: [UInt8] {
         var object = JSONObject()
-        for (key, value) in fields {
+        for (key, value) in fields.entries {
             object.key(key)
             switch value {
             case .string(let text): object.value(text)
@@ -34,14 +34,11 @@ struct RemoteEvent {
         return object.lineBytes
     }
 
-    // MARK: Typed look-ups, for rebuilding the event
-
-    private func value(_ key: String) -> DBusValue? { fields.first { $0.key == key }?.value }
-    func text(_ key: String) -> String? { value(key)?.string }
-    func flag(_ key: String) -> Bool { value(key)?.bool ?? false }
-    func count(_ key: String) -> Int { value(key)?.int64.map { Int($0) } ?? 0 }
-    func seconds(_ key: String) -> Double? { value(key)?.double }
-    func time(_ key: String) -> Double? { value(key)?.uint64.map { Double($0) / 1_000_000 } }
+    private func text(_ key: String) -> String? { fields.text(key) }
+    private func flag(_ key: String) -> Bool { fields.flag(key) }
+    private func count(_ key: String) -> Int { fields.count(key) }
+    private func seconds(_ key: String) -> Double? { fields.seconds(key) }
+    private func time(_ key: String) -> Double? { fields.time(key) }
 
     var liveCalls: Int { count("live_calls") }
 
