@@ -30,13 +30,16 @@ public final class BusFixture {
     public private(set) var processes: [TestProcess] = []
     private var stopped = false
 
-    public init() throws {
+    /// `config`: the daemon's configuration (the permissive one by default). `openToOtherUsers`:
+    /// the socket's directory is searchable by every user, for a client started as another uid.
+    public init(config: String = Repository.path("Tests/Fixtures/bus.conf"), openToOtherUsers: Bool = false) throws {
         var template = Array("/tmp/telwatch-test-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw FixtureError("mkdtemp failed") }
         directory = String(cString: made)
+        if openToOtherUsers { _ = chmod(directory, 0o711) }
         let daemon = try startProcess([
             "dbus-daemon", "--nofork", "--print-address=1",
-            "--config-file=" + Repository.path("Tests/Fixtures/bus.conf"),
+            "--config-file=" + config,
             "--address=unix:path=" + directory + "/bus",
         ], environment: Subprocess.currentEnvironment(), name: "dbus-daemon")
         self.daemon = daemon

@@ -10,7 +10,7 @@ import Pipeline
 /// stderr and exit status 3: a new service is a new stream (what happened in between is not
 /// replayed), so a script is told rather than left waiting on a silent pipe.
 enum EventsCommand {
-    static let acceptedOptions: Set<String> = ["--json", "--bus", "--config"]
+    static let acceptedOptions: Set<String> = ["--json", "--bus", "--config", "--verbose", "-v"]
 
     static func run(_ arguments: [String]) -> Int32 {
         let options: WatchOptions
@@ -34,9 +34,14 @@ enum EventsCommand {
         do {
             let owner = try connection.watchName(MonitorNames.busName) { event in
                 switch event {
-                case .appeared:
-                    subscribe(connection) { error in
-                        stop(ExitStatus.failure, "the telwatch service refused Subscribe: \(error)")
+                case .appeared(let unique):
+                    subscribe(connection) { result in
+                        switch result {
+                        case .success:
+                            if options.verbosity == .verbose { warn("following the telwatch service \(unique) on the \(bus) bus") }
+                        case .failure(let error):
+                            stop(ExitStatus.failure, "the telwatch service refused Subscribe: \(error)")
+                        }
                     }
                 case .absent:
                     stop(ExitStatus.busUnavailable, "no telwatch service is running on the \(bus) bus "
@@ -68,23 +73,21 @@ enum EventsCommand {
         return status
     }
 
-    private static func subscribe(_ connection: Connection, failed: @escaping (DBusError) -> Void) {
+    private static func subscribe(_ connection: Connection, _ done: @escaping (Result<Message, DBusError>) -> Void) {
         guard let call = try? Message.methodCall(destination: MonitorNames.busName, path: MonitorNames.path,
                                                  interface: MonitorNames.interface, member: "Subscribe") else { return }
-        connection.call(call, timeout: 10) { result in
-            if case .failure(let error) = result { failed(error) }
-        }
+        connection.call(call, timeout: 10, reply: done)
     }
 }
 
 extension Help {
     static let events = """
-    usage: telwatch events [--json] [--bus BUS] [--config FILE]
+    usage: telwatch events [--json] [--bus BUS] [--verbose] [--config FILE]
 
     Follows the running telwatch service (its D-Bus API, io.telwatch.Monitor1) and prints its
     events as it does: text for people, or with --json exactly the service's own JSON lines. No
     second monitor, lock or hook run. The text shows calls, runs, sleeps and the stacks; --json
-    has every event. Needs a bus policy that lets you talk to the service (docs/dbus-api.md).
+    has every event. --verbose says on stderr once it follows the service. Needs a bus policy that lets you talk to the service (docs/dbus-api.md).
     exit status: 0 stdout closed; 1 the service refused; 3 no service, or it stopped (a new one
     is a new stream: run events again).
 
