@@ -74,6 +74,12 @@ public final class MonitorAPI: EventSink {
         }
     }
 
+    /// Stops answering: the objects go (telwatch runs on without its API).
+    public func close() {
+        subscribers.removeAll()
+        manager.close()
+    }
+
     // MARK: Methods
 
     func subscribe(_ sender: String?) throws {

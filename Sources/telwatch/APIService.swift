@@ -33,7 +33,16 @@ struct APIService {
         let bus = ownConnection ?? connection
         let api = try MonitorAPI(connection: bus, schema: EventSchema(redactNumbers: options.redactNumbers),
                                  version: version)
-        switch try api.claimName() {
+        let claim: MonitorAPI.Claim
+        do { claim = try api.claimName() } catch DBusError.remote(name: "org.freedesktop.DBus.Error.AccessDenied", _) {
+            // The calls matter more than the API: without the policy file telwatch still watches.
+            warn("api: off: the \(bus.bus) bus does not let this user own \(MonitorNames.busName); install "
+                 + "dist/dbus-1/io.telwatch.Monitor1.conf in /etc/dbus-1/system.d/ (docs/dbus-api.md), or give --no-api")
+            api.close()
+            ownConnection?.close()
+            return nil
+        }
+        switch claim {
         case .owned: return APIService(api: api, ownConnection: ownConnection)
         case .taken(let owner, let pid):
             ownConnection?.close()

@@ -87,7 +87,7 @@ enum Help {
     static let main = """
     usage: telwatch [watch] [OPTIONS]
            telwatch status [--json] [--bus BUS] [--backend B] [--state-dir DIR]
-           telwatch events [--json] [--bus BUS]
+           telwatch events [--json] [--bus BUS] [--api-bus system|session]
            telwatch doctor [--bus BUS] [--backend B] [--inhibit WHAT[:MODE]] [--hooks DIR]
            telwatch log [--missed] [--unseen] [--since D|DATE] [--number N] [--limit N] [--json|--csv]
                         [--mark-seen]
@@ -173,7 +173,8 @@ enum Help {
     """
 
     static let status = """
-    usage: telwatch status [--json] [--bus BUS] [--backend auto|modemmanager|ofono] [--state-dir DIR]
+    usage: telwatch status [--json] [--bus BUS] [--api-bus system|session] [--backend auto|modemmanager|ofono]
+                           [--state-dir DIR]
 
     Asks the running telwatch (its D-Bus API, io.telwatch.Monitor1): the calls live now, with the
     service's ids and times, the background run (held since, lease left), and the last sleep and

@@ -8,7 +8,7 @@ import Pipeline
 /// `telwatch status`: a one-shot look at the calls live now and the run the daemon recorded.
 enum StatusCommand {
     /// The watch options `status` takes.
-    static let acceptedOptions: Set<String> = ["--json", "--bus", "--backend", "--state-dir"]
+    static let acceptedOptions: Set<String> = ["--json", "--bus", "--backend", "--state-dir", "--api-bus"]
 
     static func run(_ arguments: [String]) -> Int32 {
         let options: WatchOptions
@@ -18,9 +18,13 @@ enum StatusCommand {
         }
         guard let bus = BusSession.open(options.bus) else { return ExitStatus.busUnavailable }
         defer { bus.connection.close() }
+        // The user unit's telwatch has its API on the session bus (`--api-bus session`).
+        let apiBus = options.apiBus.flatMap { $0 == options.bus ? nil : BusSession.open($0) }
+        defer { apiBus?.connection.close() }
+        if options.apiBus != nil, options.apiBus != options.bus, apiBus == nil { return ExitStatus.busUnavailable }
         let report: StatusReport
         do {
-            if let service = try ServiceView.read(bus.connection, now: wallClockNow()) {
+            if let service = try ServiceView.read((apiBus ?? bus).connection, now: wallClockNow()) {
                 report = StatusReport(service: service)
             } else {
                 guard let ownLook = StatusReport.ownLook(options, bus: bus) else { return ExitStatus.busUnavailable }
@@ -30,7 +34,7 @@ enum StatusCommand {
             warn("the telwatch service did not answer: \(error)")
             return ExitStatus.busUnavailable
         }
-        report.write(to: LineWriter(fd: 1), json: options.json, bus: options.bus)
+        report.write(to: LineWriter(fd: 1), json: options.json, bus: options.apiBus ?? options.bus)
         return ExitStatus.success
     }
 }

@@ -10,7 +10,7 @@ import Pipeline
 /// stderr and exit status 3: a new service is a new stream (what happened in between is not
 /// replayed), so a script is told rather than left waiting on a silent pipe.
 enum EventsCommand {
-    static let acceptedOptions: Set<String> = ["--json", "--bus", "--config", "--verbose", "-v"]
+    static let acceptedOptions: Set<String> = ["--json", "--bus", "--api-bus", "--config", "--verbose", "-v"]
 
     static func run(_ arguments: [String]) -> Int32 {
         let options: WatchOptions
@@ -82,14 +82,15 @@ enum EventsCommand {
 
 extension Help {
     static let events = """
-    usage: telwatch events [--json] [--bus BUS] [--verbose] [--config FILE]
+    usage: telwatch events [--json] [--bus BUS | --api-bus system|session] [--verbose] [--config FILE]
 
     Follows the running telwatch service (its D-Bus API, io.telwatch.Monitor1) and prints its
     events as it does: text for people, or with --json exactly the service's own JSON lines. No
     second monitor, lock or hook run. The text shows calls, runs, sleeps and the stacks; --json
     has every event. --verbose says on stderr once it follows the service. Needs a bus policy that lets you talk to the service (docs/dbus-api.md).
     exit status: 0 stdout closed; 1 the service refused; 3 no service, or it stopped (a new one
-    is a new stream: run events again).
+    is a new stream: run events again). A telwatch of the user unit has its API on the session
+    bus: telwatch events --api-bus session.
 
     examples:
       telwatch events
