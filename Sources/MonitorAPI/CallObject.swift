@@ -21,10 +21,13 @@ final class CallObject {
         }
     }
 
-    /// Takes the call's new snapshot; returns the properties whose values changed.
-    func update(_ new: CallSnapshot) -> [String: DBusValue] {
-        let (old, schema) = (call, schema())
+    /// Takes the call's new snapshot; returns the properties whose values changed, when asked
+    /// (only while someone listens: with nobody subscribed an update is one assignment).
+    func update(_ new: CallSnapshot, tellingChanges: Bool) -> [String: DBusValue] {
+        let old = call
         call = new
+        guard tellingChanges else { return [:] }
+        let schema = schema()
         var changed: [String: DBusValue] = [:]
         for property in CallObject.properties {
             let value = property.value(new, schema)

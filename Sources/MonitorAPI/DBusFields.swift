@@ -7,49 +7,64 @@ import Pipeline
 // an empty array of its type (`as`, `ad`, `at`), D-Bus having no null. Keys and order are the
 // JSON line's, because `EventSchema` writes both.
 
-/// Writes an event straight into an `Event(s event, a{sv} fields)` signal. Every event's first
-/// field is its name (`event`), which is also the signal's first argument: the body is begun
-/// when that field comes.
+/// Writes an event straight into an `Event(s event, a{sv} fields)` signal, in wire format. Every
+/// event's first field is its name (`event`), which is also the signal's first argument: the body
+/// is begun when that field comes.
 struct SignalFields: EventFieldWriter {
-    let message: Message
-    private(set) var body: NamedVardictBody?
-
-    init(message: Message) {
-        self.message = message
-    }
+    private(set) var signal: WireSignal?
+    private var fields: WireSignal.VardictMark?
 
     private mutating func begin(_ name: StaticString, _ value: String?) {
-        guard body == nil else { return }
+        guard signal == nil else { return }
         precondition(name.description == "event", "an event's first field is its name, not \(name)")
-        body = NamedVardictBody(message, name: value ?? "")
+        var signal = WireSignal(path: MonitorNames.path, interface: MonitorNames.interface,
+                                member: MonitorNames.eventSignal, signature: "sa{sv}")
+        signal.string(value ?? "")
+        fields = signal.beginVardict()
+        self.signal = signal
+    }
+
+    /// The finished signal; nil when the event wrote nothing (it is not data) or libdbus refused it.
+    mutating func message() -> Message? {
+        guard var signal, let fields else { return nil }
+        signal.endVardict(fields)
+        return signal.message()
     }
 
     mutating func add(_ name: StaticString, _ value: String?) {
         begin(name, value)
-        if let value { body!.entries.add(name, string: value) } else { body!.entries.addEmptyArray(name, of: "s") }
+        if let value {
+            signal!.entry(name, string: value)
+        } else {
+            signal!.entry(name, emptyArrayOf: UInt8(ascii: "s"))
+        }
     }
 
     mutating func add(_ name: StaticString, _ value: Bool) {
         begin(name, nil)
-        body!.entries.add(name, bool: value)
+        signal!.entry(name, bool: value)
     }
 
     mutating func add(_ name: StaticString, _ value: Int) {
         begin(name, nil)
-        body!.entries.add(name, int64: Int64(value))
+        signal!.entry(name, int64: Int64(value))
     }
 
     mutating func add(_ name: StaticString, seconds value: Double?) {
         begin(name, nil)
-        if let value { body!.entries.add(name, double: value) } else { body!.entries.addEmptyArray(name, of: "d") }
+        if let value {
+            signal!.entry(name, double: value)
+        } else {
+            signal!.entry(name, emptyArrayOf: UInt8(ascii: "d"))
+        }
     }
 
     mutating func add(_ name: StaticString, time value: Double?) {
         begin(name, nil)
         if let value {
-            body!.entries.add(name, uint64: JSONObject.microseconds(of: value))
+            signal!.entry(name, uint64: JSONObject.microseconds(of: value))
         } else {
-            body!.entries.addEmptyArray(name, of: "t")
+            signal!.entry(name, emptyArrayOf: UInt8(ascii: "t"))
         }
     }
 }

@@ -28,9 +28,19 @@ public final class MonitorAPI: EventSink {
     private var calls: [String: CallObject] = [:]
     private var liveCalls = 0
     private var backends: [(kind: BackendKind, state: BackendState)] = []
-    /// The root's properties as last announced, to tell what changed.
-    private var announced: [String: DBusValue] = [:]
+    /// What the root's properties said when last announced, kept small so that telling what
+    /// changed costs next to nothing. A renewed lease alone is not announced: it moves with every
+    /// call event (`lease_expires_at` is current whenever `Run` is read).
+    private var announcedLiveCalls = 0
+    private var announcedRun = RunKey()
+    private var backendsChanged = false
     private var isFinishing = false
+
+    struct RunKey: Equatable {
+        var id: String?
+        var holders = 0
+        var lock: LockState?
+    }
 
     struct BackendState {
         var status: BackendStatus
@@ -95,7 +105,13 @@ public final class MonitorAPI: EventSink {
     private func subscribersChanged(_ count: Int) {
         manager.sendsSignals = count > 0
         // A new subscriber's first PropertiesChanged compares with what is true now.
-        if count > 0 { announced = rootProperties() }
+        announcedLiveCalls = liveCalls
+        announcedRun = runKey(lock: runs?.record?.lock)
+        backendsChanged = false
+    }
+
+    private func runKey(lock: LockState?) -> RunKey {
+        RunKey(id: runs?.run?.id, holders: runs?.holders.count ?? 0, lock: lock)
     }
 
     private var isSending: Bool { !subscribers.isEmpty && !isFinishing }
@@ -126,10 +142,6 @@ public final class MonitorAPI: EventSink {
         return fields.value
     }
 
-    private func rootProperties() -> [String: DBusValue] {
-        ["LiveCalls": liveCallCount, "Run": runValue, "Backends": backendsValue]
-    }
-
     // MARK: Events
 
     public func receive(_ event: PipelineEvent, liveCalls: Int) {
@@ -154,7 +166,6 @@ public final class MonitorAPI: EventSink {
             sendEvent { schema.write(run, liveCalls: liveCalls, into: &$0) }
         case .sleep(let sleep):
             sendEvent { schema.write(sleep, liveCalls: liveCalls, into: &$0) }
-            if isSending { emitRootChanges(["LastSleep": lastSleepValue]) }
         case .backend(let notice, let time):
             noted(notice)
             sendEvent { schema.write(notice, time: time, into: &$0) }
@@ -165,7 +176,7 @@ public final class MonitorAPI: EventSink {
         case .hook:
             break
         }
-        if isSending { emitRootChanges(nil) }
+        if isSending { announceRootChanges(after: event) }
     }
 
     /// The API goes quiet as telwatch stops; the exit line's `Event` still goes out.
@@ -177,23 +188,18 @@ public final class MonitorAPI: EventSink {
     /// event is data at all (`EventSchema`'s rule, as for the JSON line).
     private func sendEvent(_ write: (inout SignalFields) -> Bool) {
         guard !subscribers.isEmpty else { return }
-        do {
-            var fields = SignalFields(message: try Message.signal(
-                path: MonitorNames.path, interface: MonitorNames.interface, member: MonitorNames.eventSignal))
-            let isData = write(&fields)
-            guard var body = fields.body else { return }
-            guard isData else { return body.abandon() }
-            body.finish()
-            try connection.send(fields.message)
-        } catch {
-            connection.onWarning("api: the Event signal could not be sent: \(error)")
+        var fields = SignalFields()
+        guard write(&fields) else { return }
+        guard let message = fields.message() else {
+            return connection.onWarning("api: an Event signal was not valid D-Bus (a NUL in a string?): not sent")
         }
+        _ = try? connection.send(message)
     }
 
     private func show(_ call: CallSnapshot) {
         if let object = calls[call.id] {
-            let changed = object.update(call)
-            if isSending, !changed.isEmpty {
+            let changed = object.update(call, tellingChanges: isSending)
+            if !changed.isEmpty {
                 try? connection.emitPropertiesChanged(path: object.object.path, interface: MonitorNames.callInterface,
                                                       changed: changed)
             }
@@ -224,6 +230,7 @@ public final class MonitorAPI: EventSink {
         case .synced(_, let modems, _): state.modems = modems
         default: break
         }
+        backendsChanged = true
         if let index = backends.firstIndex(where: { $0.kind == kind }) {
             backends[index].state = state
         } else {
@@ -232,13 +239,24 @@ public final class MonitorAPI: EventSink {
         }
     }
 
-    /// `PropertiesChanged` on the root for what differs from what was last announced.
-    private func emitRootChanges(_ extra: [String: DBusValue]?) {
+    /// `PropertiesChanged` on the root for what `event` changed.
+    private func announceRootChanges(after event: PipelineEvent) {
         var changed: [String: DBusValue] = [:]
-        for (name, value) in extra ?? rootProperties() where announced[name] != value {
-            changed[name] = value
-            announced[name] = value
+        if liveCalls != announcedLiveCalls {
+            announcedLiveCalls = liveCalls
+            changed["LiveCalls"] = liveCallCount
         }
+        var run = runKey(lock: announcedRun.lock)
+        if case .run = event { run.lock = runs?.record?.lock }
+        if run != announcedRun {
+            announcedRun = run
+            changed["Run"] = runValue
+        }
+        if backendsChanged {
+            backendsChanged = false
+            changed["Backends"] = backendsValue
+        }
+        if case .sleep = event { changed["LastSleep"] = lastSleepValue }
         guard !changed.isEmpty else { return }
         try? connection.emitPropertiesChanged(path: MonitorNames.path, interface: MonitorNames.interface,
                                               changed: changed)
