@@ -21,7 +21,7 @@ public final class ExportedInterface {
         let signature: String
         let access: Access
         let documentation: String?
-        let get: () -> DBusValue
+        let get: (ExportedObject) -> DBusValue
         let set: ((DBusValue) throws -> Void)?
     }
 
@@ -67,6 +67,14 @@ public final class ExportedInterface {
 
     public func addProperty(_ name: String, signature: String, documentation: String? = nil,
                             get: @escaping () -> DBusValue, set: ((DBusValue) throws -> Void)? = nil) throws {
+        try addProperty(name, signature: signature, documentation: documentation, ofObject: { _ in get() }, set: set)
+    }
+
+    /// A read-only property whose value depends on the object it is read on: one interface shared
+    /// by many objects (one per call, say), each object's `context` telling them apart.
+    public func addProperty(_ name: String, signature: String, documentation: String? = nil,
+                            ofObject get: @escaping (ExportedObject) -> DBusValue,
+                            set: ((DBusValue) throws -> Void)? = nil) throws {
         try DBusName.check(member: name)
         _ = try Signature(signature)
         properties.append(Property(name: name, signature: signature, access: set == nil ? .read : .readwrite,
@@ -83,10 +91,10 @@ public final class ExportedInterface {
     func method(_ member: String) -> Method? { methods.first { $0.name == member } }
     func property(_ member: String) -> Property? { properties.first { $0.name == member } }
 
-    /// Current values of every readable property, as `a{sv}` entries.
-    public func propertyValues() -> [String: DBusValue] {
+    /// Current values of every readable property on `object`, as `a{sv}` entries.
+    public func propertyValues(of object: ExportedObject) -> [String: DBusValue] {
         var out: [String: DBusValue] = [:]
-        for property in properties where property.access != .write { out[property.name] = property.get() }
+        for property in properties where property.access != .write { out[property.name] = property.get(object) }
         return out
     }
 }
@@ -95,10 +103,13 @@ public final class ExportedInterface {
 public final class ExportedObject {
     public let path: ObjectPath
     public private(set) var interfaces: [ExportedInterface]
+    /// What the object stands for, for interfaces shared by many objects (`addProperty(ofObject:)`).
+    public let context: AnyObject?
 
-    public init(path: ObjectPath, interfaces: [ExportedInterface]) {
+    public init(path: ObjectPath, interfaces: [ExportedInterface], context: AnyObject? = nil) {
         self.path = path
         self.interfaces = interfaces
+        self.context = context
     }
 
     /// Adds an interface after those already there (an object manager adds its own).
@@ -121,7 +132,8 @@ extension Connection {
 
     /// Current property values of one exported interface (empty if nothing is exported there).
     public func exportedProperties(path: ObjectPath, interface: String) -> [String: DBusValue] {
-        exportedObjects[path.rawValue]?.interface(interface)?.propertyValues() ?? [:]
+        guard let object = exportedObjects[path.rawValue] else { return [:] }
+        return object.interface(interface)?.propertyValues(of: object) ?? [:]
     }
 
     /// Emits `org.freedesktop.DBus.Properties.PropertiesChanged` for an exported interface.
@@ -158,14 +170,14 @@ extension Connection {
             case (BusDaemon.propertiesInterface, "Get"):
                 let (name, property) = try call.decode(String.self, String.self)
                 let found = try findProperty(object, name, property)
-                reply(to: call, [.variant(found.get())])
+                reply(to: call, [.variant(found.get(object))])
             case (BusDaemon.propertiesInterface, "GetAll"):
                 let name = try call.decode(String.self)
                 guard let target = object.interface(name) else {
                     throw DBusError.remote(name: "org.freedesktop.DBus.Error.UnknownInterface",
                                            message: "no interface \(name) at \(path)")
                 }
-                reply(to: call, [Connection.propertyMap(target.propertyValues()).dbusValue])
+                reply(to: call, [Connection.propertyMap(target.propertyValues(of: object)).dbusValue])
             case (BusDaemon.propertiesInterface, "Set"):
                 let (name, property, value) = try call.decode(String.self, String.self, Variant.self)
                 let found = try findProperty(object, name, property)

@@ -7,8 +7,8 @@ public final class ObjectManager {
     public let root: ExportedObject
     /// Whether adding and removing objects is announced.
     public var sendsSignals = true
-    /// The managed objects, in the order they were added.
-    public private(set) var objects: [ExportedObject] = []
+    /// The managed objects, by path.
+    private var managed: [ObjectPath: ExportedObject] = [:]
 
     /// Exports `root` with the ObjectManager interface added to it.
     public init(connection: Connection, root: ExportedObject) throws {
@@ -29,9 +29,12 @@ public final class ObjectManager {
         connection.export(root)
     }
 
+    /// The managed objects, by path.
+    public var objects: [ExportedObject] { managed.values.sorted { $0.path.rawValue < $1.path.rawValue } }
+
     /// Exports `object` and announces it with its properties.
     public func add(_ object: ExportedObject) throws {
-        objects.append(object)
+        managed[object.path] = object
         connection.export(object)
         guard sendsSignals else { return }
         let message = try Message.signal(path: root.path, interface: BusDaemon.objectManagerInterface,
@@ -42,8 +45,7 @@ public final class ObjectManager {
 
     /// Stops exporting the object at `path` and announces that it went.
     public func remove(_ path: ObjectPath) throws {
-        guard let index = objects.firstIndex(where: { $0.path == path }) else { return }
-        let object = objects.remove(at: index)
+        guard let object = managed.removeValue(forKey: path) else { return }
         connection.unexport(path)
         guard sendsSignals else { return }
         let message = try Message.signal(path: root.path, interface: BusDaemon.objectManagerInterface,
@@ -54,15 +56,15 @@ public final class ObjectManager {
 
     /// Stops exporting everything, root included.
     public func close() {
-        for object in objects { connection.unexport(object.path) }
-        objects.removeAll()
+        for path in managed.keys { connection.unexport(path) }
+        managed.removeAll()
         connection.unexport(root.path)
     }
 
     /// `a{sa{sv}}`: each interface with its properties, in the object's order (keys sorted).
     static func interfaceMap(_ object: ExportedObject) -> DBusValue {
         .dictionary(keySignature: "s", valueSignature: "a{sv}", object.interfaces.map { interface in
-            let values = interface.propertyValues().sorted { $0.key < $1.key }
+            let values = interface.propertyValues(of: object).sorted { $0.key < $1.key }
             return DBusValue.DictEntry(.string(interface.name), .dictionary(
                 keySignature: "s", valueSignature: "v", values.map { .init(.string($0.key), .variant($0.value)) }))
         })

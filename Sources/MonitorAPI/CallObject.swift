@@ -10,15 +10,30 @@ final class CallObject {
     private(set) var call: CallSnapshot
     private let schema: () -> EventSchema
 
-    init(_ call: CallSnapshot, schema: @escaping () -> EventSchema) throws {
+    /// `interface`: the one `io.telwatch.Call1` every call object shares (`makeInterface`), so
+    /// that a call's object costs one allocation and no closure.
+    init(_ call: CallSnapshot, interface: ExportedInterface, schema: @escaping () -> EventSchema) throws {
         self.call = call
         self.schema = schema
+        object = ExportedObject(path: try MonitorNames.callPath(id: call.id), interfaces: [interface], context: Box())
+        (object.context as? Box)?.call = self
+    }
+
+    /// The link from an object to its call, weak: the call owns its object, not the reverse.
+    final class Box {
+        weak var call: CallObject?
+    }
+
+    static func makeInterface() throws -> ExportedInterface {
         let interface = try ExportedInterface(MonitorNames.callInterface, documentation: CallObject.documentation)
-        object = ExportedObject(path: try MonitorNames.callPath(id: call.id), interfaces: [interface])
         for property in CallObject.properties {
             try interface.addProperty(property.name, signature: property.signature, documentation: property.doc,
-                                      get: { [unowned self] in property.value(self.call, self.schema()) })
+                                      ofObject: { object in
+                guard let call = (object.context as? Box)?.call else { return .string("") }
+                return property.value(call.call, call.schema())
+            })
         }
+        return interface
     }
 
     /// Takes the call's new snapshot; returns the properties whose values changed, when asked

@@ -25,6 +25,8 @@ public final class MonitorAPI: EventSink {
 
     private let manager: ObjectManager
     private let subscribers: ClientTracker
+    /// `io.telwatch.Call1`, shared by every call's object.
+    private let callInterface: ExportedInterface
     private var calls: [String: CallObject] = [:]
     private var liveCalls = 0
     private var backends: [(kind: BackendKind, state: BackendState)] = []
@@ -52,6 +54,7 @@ public final class MonitorAPI: EventSink {
         self.connection = connection
         self.schema = schema
         subscribers = ClientTracker(connection: connection)
+        callInterface = try CallObject.makeInterface()
         let root = ExportedObject(path: MonitorNames.path, interfaces: [])
         manager = try ObjectManager(connection: connection, root: root)
         manager.sendsSignals = false
@@ -206,7 +209,7 @@ public final class MonitorAPI: EventSink {
             return
         }
         do {
-            let object = try CallObject(call, schema: { [unowned self] in self.schema })
+            let object = try CallObject(call, interface: callInterface, schema: { [unowned self] in self.schema })
             calls[call.id] = object
             try manager.add(object.object)
         } catch {

@@ -10,6 +10,6 @@ public enum MonitorNames {
 
     /// `/io/telwatch/Monitor1/Call/<the call id without dashes>`.
     public static func callPath(id: String) throws -> ObjectPath {
-        try ObjectPath(path.rawValue + "/Call/" + id.filter { $0 != "-" })
+        try ObjectPath(path.rawValue + "/Call/" + String(decoding: id.utf8.filter { $0 != UInt8(ascii: "-") }, as: UTF8.self))
     }
 }
