@@ -10,20 +10,19 @@ public struct WireSignal {
     /// Begins the message: its header with the body's `signature`; the body follows.
     public init(path: ObjectPath, interface: String, member: String, signature: StaticString) {
         bytes.reserveCapacity(1024)
-        bytes += [UInt8(ascii: "l"), 4, 0, 1]  // little-endian, a signal, no flags, version 1
-        bytes += [0, 0, 0, 0]  // the body's length, filled in by `message()`
-        bytes += [1, 0, 0, 0]  // a serial: the connection gives the copy it sends its own
-        let fieldsLength = bytes.count
-        bytes += [0, 0, 0, 0]
+        // Little-endian, a signal, no flags, version 1; the body's length (filled in by `message()`);
+        // a serial (the connection gives the copy it sends its own); the header fields' length.
+        bytes.append(contentsOf: [UInt8(ascii: "l"), 4, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0])
+        let fieldsLength = 12
         let fieldsStart = bytes.count  // 8-aligned: the first struct needs no padding
         headerField(1, UInt8(ascii: "o"), path.rawValue)
         headerField(2, UInt8(ascii: "s"), interface)
         headerField(3, UInt8(ascii: "s"), member)
         align(8)
-        bytes += [8, 1, UInt8(ascii: "g"), 0]
+        bytes.append(contentsOf: [8, 1, UInt8(ascii: "g"), 0])
         signature.withUTF8Buffer { signature in
             bytes.append(UInt8(signature.count))
-            bytes += signature
+            bytes.append(contentsOf: signature)
         }
         bytes.append(0)
         put32(at: fieldsLength, UInt32(bytes.count - fieldsStart))
@@ -33,7 +32,10 @@ public struct WireSignal {
 
     private mutating func headerField(_ code: UInt8, _ type: UInt8, _ value: String) {
         align(8)
-        bytes += [code, 1, type, 0]
+        bytes.append(code)
+        bytes.append(1)
+        bytes.append(type)
+        bytes.append(0)
         appendString(value)
     }
 
@@ -51,7 +53,7 @@ public struct WireSignal {
     public mutating func beginVardict() -> VardictMark {
         align(4)
         let lengthAt = bytes.count
-        bytes += [0, 0, 0, 0]
+        append32(0)
         align(8)  // a dict entry's alignment, also when the array is empty
         return VardictMark(lengthAt: lengthAt, start: bytes.count)
     }
@@ -69,7 +71,7 @@ public struct WireSignal {
     public mutating func entry(_ key: StaticString, bool value: Bool) {
         entryHead(key, UInt8(ascii: "b"))
         align(4)
-        bytes += [value ? 1 : 0, 0, 0, 0]
+        append32(value ? 1 : 0)
     }
 
     public mutating func entry(_ key: StaticString, int64 value: Int64) {
@@ -92,10 +94,50 @@ public struct WireSignal {
     public mutating func entry(_ key: StaticString, emptyArrayOf element: UInt8) {
         align(8)
         appendKey(key)
-        bytes += [2, UInt8(ascii: "a"), element, 0]
+        bytes.append(2)
+        bytes.append(UInt8(ascii: "a"))
+        bytes.append(element)
+        bytes.append(0)
         align(4)
-        bytes += [0, 0, 0, 0]
+        append32(0)
         if element == UInt8(ascii: "t") || element == UInt8(ascii: "d") || element == UInt8(ascii: "x") { align(8) }
+    }
+
+    /// An entry whose key is known only at run time (a property's name) and whose value is of a
+    /// basic type (`s`, `b`, `u`, `x`, `t`, `d`); false for any other value, which is not written.
+    @discardableResult
+    public mutating func entry(_ key: String, _ value: DBusValue) -> Bool {
+        let type: UInt8
+        switch value {
+        case .string: type = UInt8(ascii: "s")
+        case .bool: type = UInt8(ascii: "b")
+        case .uint32: type = UInt8(ascii: "u")
+        case .int64: type = UInt8(ascii: "x")
+        case .uint64: type = UInt8(ascii: "t")
+        case .double: type = UInt8(ascii: "d")
+        default: return false
+        }
+        align(8)
+        appendString(key)
+        bytes.append(1)
+        bytes.append(type)
+        bytes.append(0)
+        switch value {
+        case .string(let text): appendString(text)
+        case .bool(let flag): align(4); append32(flag ? 1 : 0)
+        case .uint32(let number): align(4); append32(number)
+        case .int64(let number): append64(UInt64(bitPattern: number))
+        case .uint64(let number): append64(number)
+        case .double(let number): append64(number.bitPattern)
+        default: break
+        }
+        return true
+    }
+
+    /// An empty `as` argument (the `invalidated` of a PropertiesChanged that invalidates nothing).
+    public mutating func emptyStringArray() {
+        align(4)
+        append32(0)
     }
 
     /// The message, checked by libdbus; nil if it refused it.
@@ -111,14 +153,16 @@ public struct WireSignal {
     private mutating func entryHead(_ key: StaticString, _ type: UInt8) {
         align(8)
         appendKey(key)
-        bytes += [1, type, 0]
+        bytes.append(1)
+        bytes.append(type)
+        bytes.append(0)
     }
 
     private mutating func appendKey(_ key: StaticString) {
         align(4)
         key.withUTF8Buffer { text in
             append32(UInt32(text.count))
-            bytes += text
+            bytes.append(contentsOf: text)
         }
         bytes.append(0)
     }
@@ -128,7 +172,7 @@ public struct WireSignal {
         var value = value
         value.withUTF8 { text in
             append32(UInt32(text.count))
-            bytes += text
+            bytes.append(contentsOf: text)
         }
         bytes.append(0)
     }

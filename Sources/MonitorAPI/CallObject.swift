@@ -38,15 +38,15 @@ final class CallObject {
 
     /// Takes the call's new snapshot; returns the properties whose values changed, when asked
     /// (only while someone listens: with nobody subscribed an update is one assignment).
-    func update(_ new: CallSnapshot, tellingChanges: Bool) -> [String: DBusValue] {
+    func update(_ new: CallSnapshot, tellingChanges: Bool) -> [(name: String, value: DBusValue)] {
         let old = call
         call = new
-        guard tellingChanges else { return [:] }
+        guard tellingChanges else { return [] }
         let schema = schema()
-        var changed: [String: DBusValue] = [:]
+        var changed: [(name: String, value: DBusValue)] = []
         for property in CallObject.properties {
             let value = property.value(new, schema)
-            if value != property.value(old, schema) { changed[property.name] = value }
+            if value != property.value(old, schema) { changed.append((property.name, value)) }
         }
         return changed
     }

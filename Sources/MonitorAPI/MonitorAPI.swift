@@ -202,10 +202,7 @@ public final class MonitorAPI: EventSink {
     private func show(_ call: CallSnapshot) {
         if let object = calls[call.id] {
             let changed = object.update(call, tellingChanges: isSending)
-            if !changed.isEmpty {
-                try? connection.emitPropertiesChanged(path: object.object.path, interface: MonitorNames.callInterface,
-                                                      changed: changed)
-            }
+            if !changed.isEmpty { sendCallChanges(changed, path: object.object.path) }
             return
         }
         do {
@@ -215,6 +212,19 @@ public final class MonitorAPI: EventSink {
         } catch {
             connection.onWarning("api: call \(call.id) could not be shown: \(error)")
         }
+    }
+
+    /// A call's `PropertiesChanged`, in wire format as the `Event` is: one goes with nearly every
+    /// call event.
+    private func sendCallChanges(_ changed: [(name: String, value: DBusValue)], path: ObjectPath) {
+        var signal = WireSignal(path: path, interface: BusDaemon.propertiesInterface, member: "PropertiesChanged",
+                                signature: "sa{sv}as")
+        signal.string(MonitorNames.callInterface)
+        let entries = signal.beginVardict()
+        for (name, value) in changed { signal.entry(name, value) }
+        signal.endVardict(entries)
+        signal.emptyStringArray()
+        if let message = signal.message() { _ = try? connection.send(message) }
     }
 
     private func remove(_ call: CallSnapshot) {

@@ -24,7 +24,8 @@ final class MonitorAPITests: CommandTestCase {
             connection = try Connection(.address(harness.fixture.address), loop: harness.loop)
             for (interface, member) in [(MonitorAPITests.interface, "Event"),
                                         (BusDaemon.objectManagerInterface, "InterfacesAdded"),
-                                        (BusDaemon.objectManagerInterface, "InterfacesRemoved")] {
+                                        (BusDaemon.objectManagerInterface, "InterfacesRemoved"),
+                                        (BusDaemon.propertiesInterface, "PropertiesChanged")] {
                 subscriptions.append(connection.subscribe(MatchRule(
                     sender: MonitorAPITests.busName, interface: interface, member: member)) { [unowned self] message in
                     self.signals.append(message)
@@ -107,12 +108,25 @@ final class MonitorAPITests: CommandTestCase {
 
         // The object comes before the call's first Event and goes after its disconnected Event.
         let order = client.signals.compactMap { message -> String? in
-            message.member == "Event" ? Client.event(message)?.name : message.member
+            message.member == "Event" ? Client.event(message)?.name : message.member == "PropertiesChanged" ? nil : message.member
         }
         let added = try XCTUnwrap(order.firstIndex(of: "InterfacesAdded"), "\(order)")
         let removed = try XCTUnwrap(order.firstIndex(of: "InterfacesRemoved"), "\(order)")
         XCTAssertLessThan(added, try XCTUnwrap(order.firstIndex(of: "incoming")), "\(order)")
         XCTAssertGreaterThan(removed, try XCTUnwrap(order.firstIndex(of: "disconnected")), "\(order)")
+        // Answered: the call's properties changed (announced before its connected Event), and LiveCalls.
+        let changes = client.signals.filter { $0.member == "PropertiesChanged" }
+        let callChange = try XCTUnwrap(changes.first { $0.path?.contains("/Call/") == true })
+        let changed = try XCTUnwrap(callChange.values()[1].stringKeyedDictionary)
+        XCTAssertEqual(changed["State"]?.string, "connected")
+        XCTAssertEqual(changed["Detail"]?.string, "active")
+        XCTAssertNotEqual(changed["ConnectedAt"]?.uint64, 0)
+        XCTAssertNil(changed["Number"], "only what changed")
+        XCTAssertLessThan(try XCTUnwrap(client.signals.firstIndex { $0 === callChange }),
+                          try XCTUnwrap(client.signals.firstIndex { Client.event($0)?.name == "connected" }))
+        XCTAssertTrue(changes.contains { message in
+            message.path == Self.root && (try? message.values()[1].stringKeyedDictionary?["LiveCalls"]?.uint32) == 0
+        }, "LiveCalls back to 0")
 
         // Its properties are the incoming line's.
         let announcement = try XCTUnwrap(client.signals.first { $0.member == "InterfacesAdded" }).values()
