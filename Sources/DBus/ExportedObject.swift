@@ -120,7 +120,44 @@ public final class ExportedObject {
     public func interface(_ name: String) -> ExportedInterface? { interfaces.first { $0.name == name } }
 }
 
+/// Objects below a path that are not exported one by one but made when asked for (sd-bus's
+/// fallback vtable with its node enumerator): for objects that come and go often, such as one per
+/// call, whose export would otherwise cost an object, its path and two dictionary entries each
+/// time whether or not anyone ever looks.
+public struct ObjectSubtree {
+    /// The path the objects are below, e.g. `/io/telwatch/Monitor1/Call`.
+    public let prefix: String
+    /// The object at a full path below `prefix`, made for this request; nil for none.
+    public let find: (String) -> ExportedObject?
+    /// The paths of every object there now.
+    public let paths: () -> [String]
+
+    public init(prefix: ObjectPath, find: @escaping (String) -> ExportedObject?, paths: @escaping () -> [String]) {
+        self.prefix = prefix.rawValue
+        self.find = find
+        self.paths = paths
+    }
+}
+
 extension Connection {
+    /// Starts answering for the objects of `subtree`.
+    public func export(subtree: ObjectSubtree) {
+        exportedSubtrees[subtree.prefix] = subtree
+    }
+
+    public func unexport(subtree prefix: ObjectPath) {
+        exportedSubtrees.removeValue(forKey: prefix.rawValue)
+    }
+
+    /// The object at `path`: exported, or found in a subtree.
+    func exportedObject(at path: String) -> ExportedObject? {
+        if let object = exportedObjects[path] { return object }
+        for subtree in exportedSubtrees.values where path.hasPrefix(subtree.prefix + "/") {
+            if let object = subtree.find(path) { return object }
+        }
+        return nil
+    }
+
     /// Starts answering method calls on `object.path`, including `Properties` and `Introspect`.
     public func export(_ object: ExportedObject) {
         exportedObjects[object.path.rawValue] = object
@@ -132,7 +169,7 @@ extension Connection {
 
     /// Current property values of one exported interface (empty if nothing is exported there).
     public func exportedProperties(path: ObjectPath, interface: String) -> [String: DBusValue] {
-        guard let object = exportedObjects[path.rawValue] else { return [:] }
+        guard let object = exportedObject(at: path.rawValue) else { return [:] }
         return object.interface(interface)?.propertyValues(of: object) ?? [:]
     }
 
@@ -154,7 +191,7 @@ extension Connection {
     func handleMethodCall(_ call: Message) -> Bool {
         guard let path = call.path, let member = call.member else { return false }
         let interface = call.interface
-        guard let object = exportedObjects[path] else {
+        guard let object = exportedObject(at: path) else {
             if interface == BusDaemon.introspectableInterface || interface == nil, member == "Introspect",
                !childNodes(of: path).isEmpty {
                 reply(to: call, [.string(introspection(path: path, object: nil))])
@@ -256,7 +293,8 @@ extension Connection {
     private func childNodes(of path: String) -> [String] {
         let prefix = path == "/" ? "/" : path + "/"
         var children = Set<String>()
-        for exported in exportedObjects.keys where exported.hasPrefix(prefix) && exported != path {
+        let subtreePaths = exportedSubtrees.values.flatMap { $0.paths() }
+        for exported in exportedObjects.keys + subtreePaths where exported.hasPrefix(prefix) && exported != path {
             if let first = exported.dropFirst(prefix.count).split(separator: "/").first { children.insert(String(first)) }
         }
         return children.sorted()

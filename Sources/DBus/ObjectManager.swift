@@ -1,23 +1,22 @@
 /// `org.freedesktop.DBus.ObjectManager` at a root object (ModemManager's pattern): the objects
-/// below it are listed by `GetManagedObjects` and announced by `InterfacesAdded` and
-/// `InterfacesRemoved`. The owner decides whether the signals go out (`sendsSignals`): an API
-/// that signals only while a client subscribed still answers `GetManagedObjects` at any time.
+/// below it are listed by `GetManagedObjects` (from `objects`, asked when a client asks) and
+/// announced by `InterfacesAdded` and `InterfacesRemoved`, which the owner sends as its objects
+/// come and go (an API that signals only while a client subscribed sends nothing otherwise).
 public final class ObjectManager {
     public let connection: Connection
     public let root: ExportedObject
-    /// Whether adding and removing objects is announced.
-    public var sendsSignals = true
-    /// The managed objects, by path.
-    private var managed: [ObjectPath: ExportedObject] = [:]
+    /// The managed objects now.
+    private let objects: () -> [ExportedObject]
 
     /// Exports `root` with the ObjectManager interface added to it.
-    public init(connection: Connection, root: ExportedObject) throws {
+    public init(connection: Connection, root: ExportedObject, objects: @escaping () -> [ExportedObject]) throws {
         self.connection = connection
         self.root = root
+        self.objects = objects
         let manager = try ExportedInterface(BusDaemon.objectManagerInterface)
         try manager.addMethod("GetManagedObjects", out: "a{oa{sa{sv}}}",
                               documentation: .init(arguments: ["objects"])) { [unowned self] _ in
-            [.dictionary(keySignature: "o", valueSignature: "a{sa{sv}}", self.objects.map {
+            [.dictionary(keySignature: "o", valueSignature: "a{sa{sv}}", self.objects().map {
                 DBusValue.DictEntry(.objectPath($0.path), ObjectManager.interfaceMap($0))
             })]
         }
@@ -29,35 +28,24 @@ public final class ObjectManager {
         connection.export(root)
     }
 
-    /// The managed objects, by path.
-    public var objects: [ExportedObject] { managed.values.sorted { $0.path.rawValue < $1.path.rawValue } }
-
-    /// Exports `object` and announces it with its properties.
-    public func add(_ object: ExportedObject) throws {
-        managed[object.path] = object
-        connection.export(object)
-        guard sendsSignals else { return }
+    /// Announces an object that came, with its properties.
+    public func announceAdded(_ object: ExportedObject) throws {
         let message = try Message.signal(path: root.path, interface: BusDaemon.objectManagerInterface,
                                          member: "InterfacesAdded")
         try message.append(values: [.objectPath(object.path), ObjectManager.interfaceMap(object)])
         try connection.send(message)
     }
 
-    /// Stops exporting the object at `path` and announces that it went.
-    public func remove(_ path: ObjectPath) throws {
-        guard let object = managed.removeValue(forKey: path) else { return }
-        connection.unexport(path)
-        guard sendsSignals else { return }
+    /// Announces that the object at `path`, with these interfaces, went.
+    public func announceRemoved(_ path: ObjectPath, interfaces: [String]) throws {
         let message = try Message.signal(path: root.path, interface: BusDaemon.objectManagerInterface,
                                          member: "InterfacesRemoved")
-        try message.append(object.path, object.interfaces.map(\.name))
+        try message.append(path, interfaces)
         try connection.send(message)
     }
 
-    /// Stops exporting everything, root included.
+    /// Stops exporting the root.
     public func close() {
-        for path in managed.keys { connection.unexport(path) }
-        managed.removeAll()
         connection.unexport(root.path)
     }
 

@@ -4,47 +4,44 @@ import Pipeline
 
 /// One live call as an object of the API: `io.telwatch.Call1` at `MonitorNames.callPath(id:)`,
 /// whose read-only properties are the call's as its JSON line has them (the number redacted with
-/// `--redact-numbers`).
-final class CallObject {
-    let object: ExportedObject
-    private(set) var call: CallSnapshot
-    private let schema: () -> EventSchema
+/// `--redact-numbers`). The objects are made when a client asks (`ObjectSubtree`): a call costs
+/// the API one dictionary entry until then.
+enum CallObject {
+    /// What an object made for a request reads its properties from.
+    final class Context {
+        let call: CallSnapshot
+        let schema: EventSchema
 
-    /// `interface`: the one `io.telwatch.Call1` every call object shares (`makeInterface`), so
-    /// that a call's object costs one allocation and no closure.
-    init(_ call: CallSnapshot, interface: ExportedInterface, schema: @escaping () -> EventSchema) throws {
-        self.call = call
-        self.schema = schema
-        object = ExportedObject(path: try MonitorNames.callPath(id: call.id), interfaces: [interface], context: Box())
-        (object.context as? Box)?.call = self
+        init(_ call: CallSnapshot, _ schema: EventSchema) {
+            self.call = call
+            self.schema = schema
+        }
     }
 
-    /// The link from an object to its call, weak: the call owns its object, not the reverse.
-    final class Box {
-        weak var call: CallObject?
+    /// The object of `call`, on the one interface all calls share.
+    static func object(_ call: CallSnapshot, interface: ExportedInterface, schema: EventSchema) throws -> ExportedObject {
+        ExportedObject(path: try MonitorNames.callPath(id: call.id), interfaces: [interface],
+                       context: Context(call, schema))
     }
 
+    /// `io.telwatch.Call1`, made once: its properties read the object's `Context`.
     static func makeInterface() throws -> ExportedInterface {
-        let interface = try ExportedInterface(MonitorNames.callInterface, documentation: CallObject.documentation)
-        for property in CallObject.properties {
+        let interface = try ExportedInterface(MonitorNames.callInterface, documentation: documentation)
+        for property in properties {
             try interface.addProperty(property.name, signature: property.signature, documentation: property.doc,
                                       ofObject: { object in
-                guard let call = (object.context as? Box)?.call else { return .string("") }
-                return property.value(call.call, call.schema())
+                guard let context = object.context as? Context else { return .string("") }
+                return property.value(context.call, context.schema)
             })
         }
         return interface
     }
 
-    /// Takes the call's new snapshot; returns the properties whose values changed, when asked
-    /// (only while someone listens: with nobody subscribed an update is one assignment).
-    func update(_ new: CallSnapshot, tellingChanges: Bool) -> [(name: String, value: DBusValue)] {
-        let old = call
-        call = new
-        guard tellingChanges else { return [] }
-        let schema = schema()
+    /// The properties whose values differ between two snapshots of a call, in the interface's order.
+    static func changes(from old: CallSnapshot, to new: CallSnapshot, schema: EventSchema)
+        -> [(name: String, value: DBusValue)] {
         var changed: [(name: String, value: DBusValue)] = []
-        for property in CallObject.properties {
+        for property in properties {
             let value = property.value(new, schema)
             if value != property.value(old, schema) { changed.append((property.name, value)) }
         }

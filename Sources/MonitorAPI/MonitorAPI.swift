@@ -27,7 +27,8 @@ public final class MonitorAPI: EventSink {
     private let subscribers: ClientTracker
     /// `io.telwatch.Call1`, shared by every call's object.
     private let callInterface: ExportedInterface
-    private var calls: [String: CallObject] = [:]
+    /// The live calls by id: their objects are made only when a client asks.
+    private var calls: [String: CallSnapshot] = [:]
     private var liveCalls = 0
     private var backends: [(kind: BackendKind, state: BackendState)] = []
     /// What the root's properties said when last announced, kept small so that telling what
@@ -56,11 +57,20 @@ public final class MonitorAPI: EventSink {
         subscribers = ClientTracker(connection: connection)
         callInterface = try CallObject.makeInterface()
         let root = ExportedObject(path: MonitorNames.path, interfaces: [])
-        manager = try ObjectManager(connection: connection, root: root)
-        manager.sendsSignals = false
+        var callObjects: () -> [ExportedObject] = { [] }
+        manager = try ObjectManager(connection: connection, root: root, objects: { callObjects() })
         let interface = try MonitorInterface.make(api: self, version: version)
         // After the ObjectManager interface (which the manager added as it exported the root).
         root.add(interface)
+        callObjects = { [unowned self] in
+            self.calls.values.sorted { $0.firstSeen < $1.firstSeen }.compactMap { try? self.object(of: $0) }
+        }
+        connection.export(subtree: ObjectSubtree(prefix: MonitorNames.callsPath, find: { [unowned self] path in
+            self.calls.values.first { (try? MonitorNames.callPath(id: $0.id))?.rawValue == path }
+                .flatMap { try? self.object(of: $0) }
+        }, paths: { [unowned self] in
+            self.calls.values.compactMap { try? MonitorNames.callPath(id: $0.id).rawValue }
+        }))
         subscribers.onChange = { [unowned self] count in self.subscribersChanged(count) }
     }
 
@@ -90,7 +100,12 @@ public final class MonitorAPI: EventSink {
     /// Stops answering: the objects go (telwatch runs on without its API).
     public func close() {
         subscribers.removeAll()
+        connection.unexport(subtree: MonitorNames.callsPath)
         manager.close()
+    }
+
+    private func object(of call: CallSnapshot) throws -> ExportedObject {
+        try CallObject.object(call, interface: callInterface, schema: schema)
     }
 
     // MARK: Methods
@@ -106,7 +121,6 @@ public final class MonitorAPI: EventSink {
     }
 
     private func subscribersChanged(_ count: Int) {
-        manager.sendsSignals = count > 0
         // A new subscriber's first PropertiesChanged compares with what is true now.
         announcedLiveCalls = liveCalls
         announcedRun = runKey(lock: runs?.record?.lock)
@@ -199,18 +213,19 @@ public final class MonitorAPI: EventSink {
         _ = try? connection.send(message)
     }
 
+    /// With nobody subscribed, one dictionary write.
     private func show(_ call: CallSnapshot) {
-        if let object = calls[call.id] {
-            let changed = object.update(call, tellingChanges: isSending)
-            if !changed.isEmpty { sendCallChanges(changed, path: object.object.path) }
-            return
-        }
+        let old = calls.updateValue(call, forKey: call.id)
+        guard isSending else { return }
         do {
-            let object = try CallObject(call, interface: callInterface, schema: { [unowned self] in self.schema })
-            calls[call.id] = object
-            try manager.add(object.object)
+            if let old {
+                let changed = CallObject.changes(from: old, to: call, schema: schema)
+                if !changed.isEmpty { sendCallChanges(changed, path: try MonitorNames.callPath(id: call.id)) }
+            } else {
+                try manager.announceAdded(try object(of: call))
+            }
         } catch {
-            connection.onWarning("api: call \(call.id) could not be shown: \(error)")
+            connection.onWarning("api: call \(call.id) could not be announced: \(error)")
         }
     }
 
@@ -228,8 +243,9 @@ public final class MonitorAPI: EventSink {
     }
 
     private func remove(_ call: CallSnapshot) {
-        guard let object = calls.removeValue(forKey: call.id) else { return }
-        try? manager.remove(object.object.path)
+        guard calls.removeValue(forKey: call.id) != nil, isSending,
+              let path = try? MonitorNames.callPath(id: call.id) else { return }
+        try? manager.announceRemoved(path, interfaces: [MonitorNames.callInterface])
     }
 
     private func noted(_ notice: BackendNotice) {

@@ -7,9 +7,11 @@ public enum MonitorNames {
     public static let interface = "io.telwatch.Monitor1"
     public static let callInterface = "io.telwatch.Call1"
     public static let eventSignal = "Event"
+    /// Where the call objects are.
+    public static let callsPath: ObjectPath = "/io/telwatch/Monitor1/Call"
 
     /// `/io/telwatch/Monitor1/Call/<the call id without dashes>`.
     public static func callPath(id: String) throws -> ObjectPath {
-        try ObjectPath(path.rawValue + "/Call/" + String(decoding: id.utf8.filter { $0 != UInt8(ascii: "-") }, as: UTF8.self))
+        try ObjectPath(callsPath.rawValue + "/" + String(decoding: id.utf8.filter { $0 != UInt8(ascii: "-") }, as: UTF8.self))
     }
 }
