@@ -31,13 +31,15 @@ struct SignalFields: EventFieldWriter {
         return signal.message()
     }
 
+    /// A value, or the empty array of its type for null.
+    private mutating func put<T>(_ name: StaticString, _ value: T?, null element: Unicode.Scalar,
+                                 _ write: (inout WireSignal, T) -> Void) {
+        if let value { write(&signal!, value) } else { signal!.entry(name, emptyArrayOf: UInt8(ascii: element)) }
+    }
+
     mutating func add(_ name: StaticString, _ value: String?) {
         begin(name, value)
-        if let value {
-            signal!.entry(name, string: value)
-        } else {
-            signal!.entry(name, emptyArrayOf: UInt8(ascii: "s"))
-        }
+        put(name, value, null: "s") { $0.entry(name, string: $1) }
     }
 
     mutating func add(_ name: StaticString, _ value: Bool) {
@@ -52,20 +54,12 @@ struct SignalFields: EventFieldWriter {
 
     mutating func add(_ name: StaticString, seconds value: Double?) {
         begin(name, nil)
-        if let value {
-            signal!.entry(name, double: value)
-        } else {
-            signal!.entry(name, emptyArrayOf: UInt8(ascii: "d"))
-        }
+        put(name, value, null: "d") { $0.entry(name, double: $1) }
     }
 
     mutating func add(_ name: StaticString, time value: Double?) {
         begin(name, nil)
-        if let value {
-            signal!.entry(name, uint64: JSONObject.microseconds(of: value))
-        } else {
-            signal!.entry(name, emptyArrayOf: UInt8(ascii: "t"))
-        }
+        put(name, value, null: "t") { $0.entry(name, uint64: JSONObject.microseconds(of: $1)) }
     }
 }
 

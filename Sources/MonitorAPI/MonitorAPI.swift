@@ -22,14 +22,17 @@ public final class MonitorAPI: EventSink {
     public var runs: BGRunManager?
     /// The last sleep as recorded in the state directory, for `LastSleep`.
     public var lastSleep: () -> SleepRecord? = { nil }
+    /// The live calls as the tracker has them, in first-seen order: what the call objects show.
+    public var liveCalls: () -> [CallSnapshot] = { [] }
 
     private let manager: ObjectManager
     private let subscribers: ClientTracker
     /// `io.telwatch.Call1`, shared by every call's object.
     private let callInterface: ExportedInterface
-    /// The live calls by id: their objects are made only when a client asks.
+    /// While someone is subscribed, the live calls as last announced, by id (to tell what changed);
+    /// empty otherwise, when a call event costs the API nothing.
     private var calls: [String: CallSnapshot] = [:]
-    private var liveCalls = 0
+    private var liveCallNumber = 0
     private var backends: [(kind: BackendKind, state: BackendState)] = []
     /// What the root's properties said when last announced, kept small so that telling what
     /// changed costs next to nothing. A renewed lease alone is not announced: it moves with every
@@ -62,14 +65,13 @@ public final class MonitorAPI: EventSink {
         let interface = try MonitorInterface.make(api: self, version: version)
         // After the ObjectManager interface (which the manager added as it exported the root).
         root.add(interface)
-        callObjects = { [unowned self] in
-            self.calls.values.sorted { $0.firstSeen < $1.firstSeen }.compactMap { try? self.object(of: $0) }
-        }
+        // The objects are the tracker's live calls, made when a client asks.
+        callObjects = { [unowned self] in self.liveCalls().compactMap { try? self.object(of: $0) } }
         connection.export(subtree: ObjectSubtree(prefix: MonitorNames.callsPath, find: { [unowned self] path in
-            self.calls.values.first { (try? MonitorNames.callPath(id: $0.id))?.rawValue == path }
+            self.liveCalls().first { (try? MonitorNames.callPath(id: $0.id))?.rawValue == path }
                 .flatMap { try? self.object(of: $0) }
         }, paths: { [unowned self] in
-            self.calls.values.compactMap { try? MonitorNames.callPath(id: $0.id).rawValue }
+            self.liveCalls().compactMap { try? MonitorNames.callPath(id: $0.id).rawValue }
         }))
         subscribers.onChange = { [unowned self] count in self.subscribersChanged(count) }
     }
@@ -122,7 +124,8 @@ public final class MonitorAPI: EventSink {
 
     private func subscribersChanged(_ count: Int) {
         // A new subscriber's first PropertiesChanged compares with what is true now.
-        announcedLiveCalls = liveCalls
+        calls = count == 0 ? [:] : Dictionary(liveCalls().map { ($0.id, $0) }, uniquingKeysWith: { $1 })
+        announcedLiveCalls = liveCallNumber
         announcedRun = runKey(lock: runs?.record?.lock)
         backendsChanged = false
     }
@@ -135,7 +138,7 @@ public final class MonitorAPI: EventSink {
 
     // MARK: Properties
 
-    var liveCallCount: DBusValue { .uint32(UInt32(clamping: liveCalls)) }
+    var liveCallCount: DBusValue { .uint32(UInt32(clamping: liveCallNumber)) }
 
     var runValue: DBusValue {
         var fields = PropertyFields()
@@ -162,7 +165,7 @@ public final class MonitorAPI: EventSink {
     // MARK: Events
 
     public func receive(_ event: PipelineEvent, liveCalls: Int) {
-        self.liveCalls = liveCalls
+        liveCallNumber = liveCalls
         switch event {
         case .calls(let events, let time):
             for call in events {
@@ -213,10 +216,10 @@ public final class MonitorAPI: EventSink {
         _ = try? connection.send(message)
     }
 
-    /// With nobody subscribed, one dictionary write.
+    /// With nobody subscribed, nothing: the objects are made from the tracker when asked for.
     private func show(_ call: CallSnapshot) {
-        let old = calls.updateValue(call, forKey: call.id)
         guard isSending else { return }
+        let old = calls.updateValue(call, forKey: call.id)
         do {
             if let old {
                 let changed = CallObject.changes(from: old, to: call, schema: schema)
@@ -243,7 +246,7 @@ public final class MonitorAPI: EventSink {
     }
 
     private func remove(_ call: CallSnapshot) {
-        guard calls.removeValue(forKey: call.id) != nil, isSending,
+        guard isSending, calls.removeValue(forKey: call.id) != nil,
               let path = try? MonitorNames.callPath(id: call.id) else { return }
         try? manager.announceRemoved(path, interfaces: [MonitorNames.callInterface])
     }
@@ -271,8 +274,8 @@ public final class MonitorAPI: EventSink {
     /// `PropertiesChanged` on the root for what `event` changed.
     private func announceRootChanges(after event: PipelineEvent) {
         var changed: [String: DBusValue] = [:]
-        if liveCalls != announcedLiveCalls {
-            announcedLiveCalls = liveCalls
+        if liveCallNumber != announcedLiveCalls {
+            announcedLiveCalls = liveCallNumber
             changed["LiveCalls"] = liveCallCount
         }
         var run = runKey(lock: announcedRun.lock)

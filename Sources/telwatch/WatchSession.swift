@@ -78,6 +78,7 @@ final class WatchSession {
         if let api = api?.api {
             api.runs = runs
             api.lastSleep = { [weak runs] in runs?.stateStore.flatMap { RunStateStore.readSleep(directory: $0.directory) } }
+            api.liveCalls = { [weak self] in self?.monitor?.liveCalls ?? [] }
             pipeline.append(api)
         }
         pipeline.append(CallHookSink(hooks: hooks, runs: telManager))

@@ -20,7 +20,7 @@ final class MonitorAPITests: CommandTestCase {
         private(set) var signals: [Message] = []
         private var subscriptions: [Subscription] = []
 
-        init(_ harness: LogindHarness) throws {
+        init(_ harness: LogindHarness, subscribe: Bool = true) throws {
             connection = try Connection(.address(harness.fixture.address), loop: harness.loop)
             for (interface, member) in [(MonitorAPITests.interface, "Event"),
                                         (BusDaemon.objectManagerInterface, "InterfacesAdded"),
@@ -31,7 +31,18 @@ final class MonitorAPITests: CommandTestCase {
                     self.signals.append(message)
                 })
             }
-            try call(MonitorAPITests.root, MonitorAPITests.interface, "Subscribe")
+            if subscribe { try call(MonitorAPITests.root, MonitorAPITests.interface, "Subscribe") }
+        }
+
+        /// Every signal the service sent before it answered this call has been handled here: the bus
+        /// keeps the order of one sender's messages to one receiver.
+        func settle(_ harness: LogindHarness) throws {
+            var answered = false
+            let message = try Message.methodCall(destination: MonitorAPITests.busName, path: try ObjectPath(MonitorAPITests.root),
+                                                 interface: BusDaemon.propertiesInterface, member: "Get")
+            try message.append(MonitorAPITests.interface, "LiveCalls")
+            connection.call(message) { _ in answered = true }
+            XCTAssertTrue(harness.run(until: { answered }))
         }
 
         @discardableResult
@@ -170,6 +181,38 @@ final class MonitorAPITests: CommandTestCase {
                 }
             }
         }
+    }
+
+    func testSignalsGoOutOnlyWhileASubscriberIsOnTheBus() throws {
+        try startModemManager()
+        let watch = try startWatch()
+        let listener = try Client(logind, subscribe: false)
+        defer { listener.close() }
+        let leaving = try Client(logind)
+        let gone = leaving.connection.uniqueName
+        leaving.close()  // subscribed, then gone from the bus without Unsubscribe
+        // Once the bus says it left, the service has that news before anything the ring causes.
+        var left = false
+        let owner = try listener.connection.watchName(gone) { event in
+            if case .appeared = event {} else { left = true }
+        }
+        defer { owner.cancel() }
+        XCTAssertTrue(logind.run(until: { left }))
+        let call = try ring("+15551234")
+        XCTAssertNotNil(nextEvent(watch, "incoming"))
+        try listener.settle(logind)
+        XCTAssertEqual(listener.signals.count, 0, "nobody subscribed: no signal at all")
+
+        try listener.call(Self.root, Self.interface, "Subscribe")
+        try mm(call, "org.freedesktop.ModemManager1.Call", "Accept")
+        XCTAssertNotNil(nextEvent(watch, "connected"))
+        try listener.settle(logind)
+        XCTAssertEqual(listener.events.map(\.name), ["connected"])
+        try listener.call(Self.root, Self.interface, "Unsubscribe")
+        try control("RemoteHangup", [.objectPath(try ObjectPath(call))])
+        XCTAssertNotNil(nextEvent(watch, "run-stopped"))
+        try listener.settle(logind)
+        XCTAssertEqual(listener.events.map(\.name), ["connected"], "nothing after Unsubscribe")
     }
 
     func testRedactedNumbersAreRedactedInTheAPIToo() throws {
