@@ -40,7 +40,6 @@ public final class MonitorAPI: EventSink {
     private var announcedLiveCalls = 0
     private var announcedRun = RunKey()
     private var backendsChanged = false
-    private var isFinishing = false
 
     struct RunKey: Equatable {
         var id: String?
@@ -123,6 +122,7 @@ public final class MonitorAPI: EventSink {
     }
 
     private func subscribersChanged(_ count: Int) {
+        isSending = count > 0
         // A new subscriber's first PropertiesChanged compares with what is true now.
         calls = count == 0 ? [:] : Dictionary(liveCalls().map { ($0.id, $0) }, uniquingKeysWith: { $1 })
         announcedLiveCalls = liveCallNumber
@@ -134,7 +134,8 @@ public final class MonitorAPI: EventSink {
         RunKey(id: runs?.run?.id, holders: runs?.holders.count ?? 0, lock: lock)
     }
 
-    private var isSending: Bool { !subscribers.isEmpty && !isFinishing }
+    /// Someone listens: the one thing a call event asks here.
+    private var isSending = false
 
     // MARK: Properties
 
@@ -166,6 +167,11 @@ public final class MonitorAPI: EventSink {
 
     public func receive(_ event: PipelineEvent, liveCalls: Int) {
         liveCallNumber = liveCalls
+        guard isSending else {
+            // Nobody listens: only what the properties say is kept (the objects are the tracker's).
+            if case .backend(let notice, _) = event { noted(notice) }
+            return
+        }
         switch event {
         case .calls(let events, let time):
             for call in events {
@@ -196,18 +202,13 @@ public final class MonitorAPI: EventSink {
         case .hook:
             break
         }
-        if isSending { announceRootChanges(after: event) }
+        announceRootChanges(after: event)
     }
 
-    /// The API goes quiet as telwatch stops; the exit line's `Event` still goes out.
-    public func finish(then done: @escaping () -> Void) {
-        done()
-    }
-
-    /// Sends one `Event` signal, if anyone listens; `write` fills its fields and says whether the
-    /// event is data at all (`EventSchema`'s rule, as for the JSON line).
+    /// Sends one `Event` signal (someone listens); `write` fills its fields and says whether the
+    /// event is data at all (`EventSchema`'s rule, as for the JSON line). Nothing is left to
+    /// finish as telwatch stops: the API answers until it exits, and the exit line's `Event` goes out.
     private func sendEvent(_ write: (inout SignalFields) -> Bool) {
-        guard !subscribers.isEmpty else { return }
         var fields = SignalFields()
         guard write(&fields) else { return }
         guard let message = fields.message() else {
