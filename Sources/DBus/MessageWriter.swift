@@ -9,7 +9,7 @@ public struct MessageWriter {
         dbus_message_iter_init_append(message.raw, &iter)
     }
 
-    init() {}
+    private init() {}
 
     mutating func appendBasic(_ code: Int32, _ value: DBusBasicValue) {
         var value = value
