@@ -9,8 +9,8 @@ import Pipeline
 ///
 /// Signals (`Event`, `PropertiesChanged`, `InterfacesAdded`/`Removed`) go out only while at least
 /// one client has called `Subscribe()` and is still on the bus, as systemd's `Manager.Subscribe()`
-/// does: with nobody listening the API costs a dictionary update per call event and nothing per
-/// bus message. Properties and `GetManagedObjects` answer at any time.
+/// does: with nobody listening a call event costs a stored count, as the call objects are made from
+/// the tracker's live calls when a client asks. Properties and `GetManagedObjects` answer at any time.
 ///
 /// A sink after `TelManager` (the run an event causes is known when its event goes out) and
 /// before `CallHookSink`.
@@ -134,6 +134,7 @@ public final class MonitorAPI: EventSink {
         RunKey(id: runs?.run?.id, holders: runs?.holders.count ?? 0, lock: lock)
     }
 
+    private var saidInvalidSignal = false
     /// Someone listens: the one thing a call event asks here.
     private var isSending = false
 
@@ -212,7 +213,10 @@ public final class MonitorAPI: EventSink {
         var fields = SignalFields()
         guard write(&fields) else { return }
         guard let message = fields.message() else {
-            return connection.onWarning("api: an Event signal was not valid D-Bus (a NUL in a string?): not sent")
+            // Said once: every text comes from the bus, where a NUL cannot be, so this is a bug.
+            if !saidInvalidSignal { connection.onWarning("api: an Event signal was not valid D-Bus: not sent") }
+            saidInvalidSignal = true
+            return
         }
         _ = try? connection.send(message)
     }
