@@ -10,9 +10,10 @@ public struct WireSignal {
     /// Begins the message: its header with the body's `signature`; the body follows.
     public init(path: ObjectPath, interface: String, member: String, signature: StaticString) {
         bytes.reserveCapacity(1024)
-        // Little-endian, a signal, no flags, version 1; the body's length (filled in by `message()`);
-        // a serial (the connection gives the copy it sends its own); the header fields' length.
-        bytes.append(contentsOf: [UInt8(ascii: "l"), 4, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0])
+        // Little-endian, a signal, NO_REPLY_EXPECTED (as libdbus marks a signal), version 1; the
+        // body's length (filled in by `message()`); a serial (the connection gives the copy it sends
+        // its own); the header fields' length.
+        bytes.append(contentsOf: [UInt8(ascii: "l"), 4, 1, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0])
         let fieldsLength = 12
         let fieldsStart = bytes.count  // 8-aligned: the first struct needs no padding
         headerField(1, UInt8(ascii: "o"), path.rawValue)

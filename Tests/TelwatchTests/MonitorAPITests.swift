@@ -199,7 +199,11 @@ final class MonitorAPITests: CommandTestCase {
         defer { owner.cancel() }
         XCTAssertTrue(logind.run(until: { left }))
         let call = try ring("+15551234")
-        XCTAssertNotNil(nextEvent(watch, "incoming"))
+        var seen: [[String: Any]] = []
+        XCTAssertNotNil(nextEvent(watch, "incoming", seen: &seen))
+        if !seen.contains(where: { $0["event"] as? String == "lock-taken" }) {
+            XCTAssertNotNil(nextEvent(watch, "lock-taken"), "the last event of the ring")
+        }
         try listener.settle(logind)
         XCTAssertEqual(listener.signals.count, 0, "nobody subscribed: no signal at all")
 
