@@ -10,12 +10,24 @@ public struct RunInfo: Equatable, Sendable {
     public var firstHolder: String
     /// Wall-clock seconds.
     public var startedAt: Double
+
+    public init(id: String, reason: String, firstHolder: String, startedAt: Double) {
+        self.id = id
+        self.reason = reason
+        self.firstHolder = firstHolder
+        self.startedAt = startedAt
+    }
 }
 
 /// Something a `BGRunManager` did or saw, stamped with the wall clock.
 public struct RunEvent: Equatable, Sendable, FieldedEvent {
     public var time: Double
     public var kind: Kind
+
+    public init(time: Double, kind: Kind) {
+        self.time = time
+        self.kind = kind
+    }
 
     public enum Kind: Equatable, Sendable {
         case started(RunInfo)

@@ -58,6 +58,7 @@ public final class Connection {
     private var subscriptions: [ObjectIdentifier: Subscription] = [:]
     private var subscriptionOrder: [Subscription] = []
     var exportedObjects: [String: ExportedObject] = [:]
+    var exportedSubtrees: [String: ObjectSubtree] = [:]
     private var isClosed = false
 
     /// Counts messages dispatched to handlers (for benchmarks).

@@ -12,6 +12,7 @@ public final class ExportedInterface {
         let name: String
         let inSignature: String
         let outSignature: String
+        let documentation: Documentation
         let handler: MethodHandler
     }
 
@@ -19,49 +20,81 @@ public final class ExportedInterface {
         let name: String
         let signature: String
         let access: Access
-        let get: () -> DBusValue
+        let documentation: String?
+        let get: (ExportedObject) -> DBusValue
         let set: ((DBusValue) throws -> Void)?
     }
 
+    struct Signal {
+        let name: String
+        let signature: String
+        let documentation: Documentation
+    }
+
+    /// What introspection says about a member beyond its types: its arguments' names (in, then
+    /// out) and a doc string (`org.gtk.GDBus.DocString`, which gdbus-codegen and d-feet show).
+    public struct Documentation: Sendable {
+        public var arguments: [String]
+        public var text: String?
+
+        public init(arguments: [String] = [], _ text: String? = nil) {
+            self.arguments = arguments
+            self.text = text
+        }
+    }
+
     public let name: String
+    /// The interface's doc string in its introspection.
+    public var documentation: String?
     private(set) var methods: [Method] = []
     private(set) var properties: [Property] = []
-    private(set) var signals: [(name: String, signature: String)] = []
+    private(set) var signals: [Signal] = []
 
-    public init(_ name: String) throws {
+    public init(_ name: String, documentation: String? = nil) throws {
         try DBusName.check(interface: name)
         self.name = name
+        self.documentation = documentation
     }
 
     public func addMethod(_ name: String, in inSignature: String = "", out outSignature: String = "",
-                          _ handler: @escaping MethodHandler) throws {
+                          documentation: Documentation = Documentation(), _ handler: @escaping MethodHandler) throws {
         try DBusName.check(member: name)
         _ = try Signature(inSignature)
         _ = try Signature(outSignature)
-        methods.append(Method(name: name, inSignature: inSignature, outSignature: outSignature, handler: handler))
+        methods.append(Method(name: name, inSignature: inSignature, outSignature: outSignature,
+                              documentation: documentation, handler: handler))
     }
 
-    public func addProperty(_ name: String, signature: String, get: @escaping () -> DBusValue,
+    public func addProperty(_ name: String, signature: String, documentation: String? = nil,
+                            get: @escaping () -> DBusValue, set: ((DBusValue) throws -> Void)? = nil) throws {
+        try addProperty(name, signature: signature, documentation: documentation, ofObject: { _ in get() }, set: set)
+    }
+
+    /// A read-only property whose value depends on the object it is read on: one interface shared
+    /// by many objects (one per call, say), each object's `context` telling them apart.
+    public func addProperty(_ name: String, signature: String, documentation: String? = nil,
+                            ofObject get: @escaping (ExportedObject) -> DBusValue,
                             set: ((DBusValue) throws -> Void)? = nil) throws {
         try DBusName.check(member: name)
         _ = try Signature(signature)
         properties.append(Property(name: name, signature: signature, access: set == nil ? .read : .readwrite,
-                                   get: get, set: set))
+                                   documentation: documentation, get: get, set: set))
     }
 
-    public func addSignal(_ name: String, signature: String = "") throws {
+    public func addSignal(_ name: String, signature: String = "", documentation: Documentation = Documentation())
+        throws {
         try DBusName.check(member: name)
         _ = try Signature(signature)
-        signals.append((name, signature))
+        signals.append(Signal(name: name, signature: signature, documentation: documentation))
     }
 
     func method(_ member: String) -> Method? { methods.first { $0.name == member } }
     func property(_ member: String) -> Property? { properties.first { $0.name == member } }
 
-    /// Current values of every readable property, as `a{sv}` entries.
-    public func propertyValues() -> [String: DBusValue] {
+    /// Current values of every readable property on `object`, as `a{sv}` entries.
+    public func propertyValues(of object: ExportedObject) -> [String: DBusValue] {
         var out: [String: DBusValue] = [:]
-        for property in properties where property.access != .write { out[property.name] = property.get() }
+        for property in properties where property.access != .write { out[property.name] = property.get(object) }
         return out
     }
 }
@@ -70,16 +103,61 @@ public final class ExportedInterface {
 public final class ExportedObject {
     public let path: ObjectPath
     public private(set) var interfaces: [ExportedInterface]
+    /// What the object stands for, for interfaces shared by many objects (`addProperty(ofObject:)`).
+    public let context: AnyObject?
 
-    public init(path: ObjectPath, interfaces: [ExportedInterface]) {
+    public init(path: ObjectPath, interfaces: [ExportedInterface], context: AnyObject? = nil) {
         self.path = path
         self.interfaces = interfaces
+        self.context = context
+    }
+
+    /// Adds an interface after those already there (an object manager adds its own).
+    public func add(_ interface: ExportedInterface) {
+        interfaces.append(interface)
     }
 
     public func interface(_ name: String) -> ExportedInterface? { interfaces.first { $0.name == name } }
 }
 
+/// Objects below a path that are not exported one by one but made when asked for (sd-bus's
+/// fallback vtable with its node enumerator): for objects that come and go often, such as one per
+/// call, whose export would otherwise cost an object, its path and two dictionary entries each
+/// time whether or not anyone ever looks.
+public struct ObjectSubtree {
+    /// The path the objects are below, e.g. `/io/telwatch/Monitor1/Call`.
+    public let prefix: String
+    /// The object at a full path below `prefix`, made for this request; nil for none.
+    public let find: (String) -> ExportedObject?
+    /// The paths of every object there now.
+    public let paths: () -> [String]
+
+    public init(prefix: ObjectPath, find: @escaping (String) -> ExportedObject?, paths: @escaping () -> [String]) {
+        self.prefix = prefix.rawValue
+        self.find = find
+        self.paths = paths
+    }
+}
+
 extension Connection {
+    /// Starts answering for the objects of `subtree`.
+    public func export(subtree: ObjectSubtree) {
+        exportedSubtrees[subtree.prefix] = subtree
+    }
+
+    public func unexport(subtree prefix: ObjectPath) {
+        exportedSubtrees.removeValue(forKey: prefix.rawValue)
+    }
+
+    /// The object at `path`: exported, or found in a subtree.
+    func exportedObject(at path: String) -> ExportedObject? {
+        if let object = exportedObjects[path] { return object }
+        for subtree in exportedSubtrees.values where path.hasPrefix(subtree.prefix + "/") {
+            if let object = subtree.find(path) { return object }
+        }
+        return nil
+    }
+
     /// Starts answering method calls on `object.path`, including `Properties` and `Introspect`.
     public func export(_ object: ExportedObject) {
         exportedObjects[object.path.rawValue] = object
@@ -91,7 +169,8 @@ extension Connection {
 
     /// Current property values of one exported interface (empty if nothing is exported there).
     public func exportedProperties(path: ObjectPath, interface: String) -> [String: DBusValue] {
-        exportedObjects[path.rawValue]?.interface(interface)?.propertyValues() ?? [:]
+        guard let object = exportedObject(at: path.rawValue) else { return [:] }
+        return object.interface(interface)?.propertyValues(of: object) ?? [:]
     }
 
     /// Emits `org.freedesktop.DBus.Properties.PropertiesChanged` for an exported interface.
@@ -112,7 +191,7 @@ extension Connection {
     func handleMethodCall(_ call: Message) -> Bool {
         guard let path = call.path, let member = call.member else { return false }
         let interface = call.interface
-        guard let object = exportedObjects[path] else {
+        guard let object = exportedObject(at: path) else {
             if interface == BusDaemon.introspectableInterface || interface == nil, member == "Introspect",
                !childNodes(of: path).isEmpty {
                 reply(to: call, [.string(introspection(path: path, object: nil))])
@@ -128,14 +207,14 @@ extension Connection {
             case (BusDaemon.propertiesInterface, "Get"):
                 let (name, property) = try call.decode(String.self, String.self)
                 let found = try findProperty(object, name, property)
-                reply(to: call, [.variant(found.get())])
+                reply(to: call, [.variant(found.get(object))])
             case (BusDaemon.propertiesInterface, "GetAll"):
                 let name = try call.decode(String.self)
                 guard let target = object.interface(name) else {
                     throw DBusError.remote(name: "org.freedesktop.DBus.Error.UnknownInterface",
                                            message: "no interface \(name) at \(path)")
                 }
-                reply(to: call, [Connection.propertyMap(target.propertyValues()).dbusValue])
+                reply(to: call, [Connection.propertyMap(target.propertyValues(of: object)).dbusValue])
             case (BusDaemon.propertiesInterface, "Set"):
                 let (name, property, value) = try call.decode(String.self, String.self, Variant.self)
                 let found = try findProperty(object, name, property)
@@ -214,7 +293,8 @@ extension Connection {
     private func childNodes(of path: String) -> [String] {
         let prefix = path == "/" ? "/" : path + "/"
         var children = Set<String>()
-        for exported in exportedObjects.keys where exported.hasPrefix(prefix) && exported != path {
+        let subtreePaths = exportedSubtrees.values.flatMap { $0.paths() }
+        for exported in exportedObjects.keys + subtreePaths where exported.hasPrefix(prefix) && exported != path {
             if let first = exported.dropFirst(prefix.count).split(separator: "/").first { children.insert(String(first)) }
         }
         return children.sorted()
@@ -240,31 +320,67 @@ extension Connection {
              </interface>
 
             """
-            for interface in object.interfaces {
-                xml += " <interface name=\"\(interface.name)\">\n"
-                for method in interface.methods {
-                    xml += "  <method name=\"\(method.name)\">"
-                    for type in Connection.splitSignature(method.inSignature) {
-                        xml += "<arg type=\"\(type)\" direction=\"in\"/>"
-                    }
-                    for type in Connection.splitSignature(method.outSignature) {
-                        xml += "<arg type=\"\(type)\" direction=\"out\"/>"
-                    }
-                    xml += "</method>\n"
-                }
-                for signal in interface.signals {
-                    xml += "  <signal name=\"\(signal.name)\">"
-                    for type in Connection.splitSignature(signal.signature) { xml += "<arg type=\"\(type)\"/>" }
-                    xml += "</signal>\n"
-                }
-                for property in interface.properties {
-                    xml += "  <property name=\"\(property.name)\" type=\"\(property.signature)\" access=\"\(property.access.rawValue)\"/>\n"
-                }
-                xml += " </interface>\n"
-            }
+            for interface in object.interfaces { xml += Connection.introspection(of: interface) }
         }
         for child in childNodes(of: path) { xml += " <node name=\"\(child)\"/>\n" }
         return xml + "</node>\n"
+    }
+
+    /// One interface's element. A member with documentation takes one line per part (its doc
+    /// string, then its arguments); one without keeps to a line.
+    static func introspection(of interface: ExportedInterface) -> String {
+        var xml = " <interface name=\"\(interface.name)\">\n"
+        if let text = interface.documentation { xml += "  " + docAnnotation(text) + "\n" }
+        func element(_ kind: String, _ name: String, _ documentation: ExportedInterface.Documentation,
+                     _ arguments: [(type: String, direction: String?)]) -> String {
+            var names = documentation.arguments.makeIterator()
+            let parts = arguments.map { argument in
+                "<arg" + (names.next().map { " name=\"\(xmlAttribute($0))\"" } ?? "") + " type=\"\(argument.type)\""
+                    + (argument.direction.map { " direction=\"\($0)\"" } ?? "") + "/>"
+            }
+            guard let text = documentation.text else {
+                return "  <\(kind) name=\"\(name)\">" + parts.joined() + "</\(kind)>\n"
+            }
+            return "  <\(kind) name=\"\(name)\">\n   " + docAnnotation(text) + "\n"
+                + parts.map { "   " + $0 + "\n" }.joined() + "  </\(kind)>\n"
+        }
+        for method in interface.methods {
+            xml += element("method", method.name, method.documentation,
+                           splitSignature(method.inSignature).map { ($0, "in") }
+                               + splitSignature(method.outSignature).map { ($0, "out") })
+        }
+        for signal in interface.signals {
+            xml += element("signal", signal.name, signal.documentation, splitSignature(signal.signature).map { ($0, nil) })
+        }
+        for property in interface.properties {
+            let head = "  <property name=\"\(property.name)\" type=\"\(property.signature)\" access=\"\(property.access.rawValue)\""
+            if let text = property.documentation {
+                xml += head + ">\n   " + docAnnotation(text) + "\n  </property>\n"
+            } else {
+                xml += head + "/>\n"
+            }
+        }
+        return xml + " </interface>\n"
+    }
+
+    private static func docAnnotation(_ text: String) -> String {
+        "<annotation name=\"org.gtk.GDBus.DocString\" value=\"\(xmlAttribute(text))\"/>"
+    }
+
+    /// Text as an XML attribute value: the markup characters and line breaks escaped.
+    static func xmlAttribute(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "\n": out += "&#10;"
+            default: out.append(character)
+            }
+        }
+        return out
     }
 
     /// Splits a signature into its complete types ("sa{sv}as" → ["s", "a{sv}", "as"]).

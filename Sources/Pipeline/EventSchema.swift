@@ -136,4 +136,29 @@ public struct EventSchema {
         writer.add("uptime", seconds: stats.uptime)
         writer.add("live_calls", liveCalls)
     }
+
+    /// The live run as the running service tells it (the D-Bus API's `Run`): the run record's
+    /// data, with moments rather than durations, so that any reader works out how long at its own
+    /// `now`.
+    public func write<W: EventFieldWriter>(_ run: RunRecord, into writer: inout W) {
+        writer.add("run_id", run.runID)
+        writer.add("reason", run.reason)
+        writer.add("pid", Int(run.pid))
+        writer.add("started_at", time: run.startedAt)
+        writer.add("holders", run.holders)
+        writer.add("lock", run.lock.rawValue)
+        writer.add("lease_expires_at", time: run.leaseExpiresAt)
+    }
+
+    /// The last sleep and resume (`status`, `doctor`, the D-Bus API's `LastSleep`).
+    public func write<W: EventFieldWriter>(_ sleep: SleepRecord, into writer: inout W) {
+        writer.add("slept_at", time: sleep.sleptAt)
+        writer.add("resumed_at", time: sleep.resumedAt)
+        writer.add("asleep", sleep.isAsleep)
+        writer.add("overridden", sleep.lastSleepOverridden)
+        writer.add("overrides", sleep.overrides)
+        writer.add("last_override_at", time: sleep.lastOverrideAt)
+        writer.add("last_override_run", sleep.lastOverrideRun)
+        writer.add("last_override_lock", sleep.lastOverrideLock?.rawValue)
+    }
 }

@@ -26,26 +26,42 @@ public struct JSONObject: EventFieldWriter {
         bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
     }
 
-    private mutating func null() { bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C]) }
+    /// A key known only at run time (a line rebuilt from the D-Bus API's fields), escaped.
+    public mutating func key(_ name: String) {
+        if !empty { bytes.append(UInt8(ascii: ",")) }
+        empty = false
+        JSONObject.appendQuoted(name, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    // The values after a run-time `key`: the same text as `add` writes for the same value.
+    public mutating func null() { bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C]) }
+    public mutating func value(_ value: String) { JSONObject.appendQuoted(value, to: &bytes) }
+    public mutating func value(_ value: Bool) { bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8)) }
+    public mutating func value(_ value: Int) { JSONObject.appendDecimal(value, to: &bytes) }
 
     public mutating func add(_ name: StaticString, _ value: String?) {
         key(name)
-        if let value { JSONObject.appendQuoted(value, to: &bytes) } else { null() }
+        if let value { self.value(value) } else { null() }
     }
 
     public mutating func add(_ name: StaticString, _ value: Bool) {
         key(name)
-        bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
+        self.value(value)
     }
 
     public mutating func add(_ name: StaticString, _ value: Int) {
         key(name)
-        JSONObject.appendDecimal(value, to: &bytes)
+        self.value(value)
     }
 
     /// Seconds with millisecond precision, or null.
     public mutating func add(_ name: StaticString, seconds value: Double?) {
         key(name)
+        self.value(seconds: value)
+    }
+
+    public mutating func value(seconds value: Double?) {
         guard let value, value.isFinite, abs(value) < 1e15 else { return null() }
         let milliseconds = Int((value * 1000).rounded())
         if milliseconds < 0 { bytes.append(UInt8(ascii: "-")) }
@@ -62,6 +78,33 @@ public struct JSONObject: EventFieldWriter {
         bytes.append(UInt8(ascii: "\""))
         if let seconds { seconds.append(value, to: &bytes) } else { JSONObject.appendRFC3339(value, to: &bytes) }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// A time given as microseconds since the epoch (`microseconds(of:)`): the same text as
+    /// `add(_:time:)` writes for the time it came from.
+    public mutating func value(microseconds value: UInt64) {
+        bytes.append(UInt8(ascii: "\""))
+        JSONObject.appendRFC3339(milliseconds: Int64(clamping: value / 1000), to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// A time as whole microseconds since the epoch whose milliseconds are exactly those the
+    /// JSON line shows (a product in floating point could round the other way at a boundary);
+    /// the D-Bus API's times (`t`, systemd's convention). Before 1970: 0.
+    public static func microseconds(of seconds: Double) -> UInt64 {
+        let milliseconds = JSONObject.milliseconds(of: seconds)
+        guard milliseconds > 0 else { return 0 }
+        let fraction = seconds * 1000 - Double(milliseconds)
+        let extra = fraction.isFinite ? UInt64(max(0, min(999, (fraction * 1000).rounded(.down)))) : 0
+        return UInt64(milliseconds) * 1000 + extra
+    }
+
+    /// The whole milliseconds an RFC 3339 time shows (the epoch for what it cannot show).
+    static func milliseconds(of seconds: Double) -> Int64 {
+        // Times come from the clock and from the state file (a recovered run's start): no value may
+        // trap the daemon. RFC 3339 has four-digit years; outside them (and for NaN) the epoch.
+        let representable = seconds.isFinite && seconds >= -62_167_219_200 && seconds < 253_402_300_800
+        return representable ? Int64((seconds * 1000).rounded(.down)) : 0
     }
 
     /// The finished object, without a newline.
@@ -134,10 +177,10 @@ public struct JSONObject: EventFieldWriter {
 
     /// `2026-11-29T14:03:12.345Z`, written digit by digit (this runs three times per call line).
     public static func appendRFC3339(_ seconds: Double, to bytes: inout [UInt8]) {
-        // Times come from the clock and from the state file (a recovered run's start): no value may
-        // trap the daemon. RFC 3339 has four-digit years; outside them (and for NaN) the epoch.
-        let representable = seconds.isFinite && seconds >= -62_167_219_200 && seconds < 253_402_300_800
-        let milliseconds = representable ? Int64((seconds * 1000).rounded(.down)) : 0
+        appendRFC3339(milliseconds: milliseconds(of: seconds), to: &bytes)
+    }
+
+    static func appendRFC3339(milliseconds: Int64, to bytes: inout [UInt8]) {
         // Floored, so a moment before 1970 keeps its fraction in 0...999 and its second below it.
         let (whole, fraction) = milliseconds >= 0 || milliseconds % 1000 == 0
             ? (milliseconds / 1000, milliseconds % 1000)

@@ -32,6 +32,9 @@ enum WatchArguments {
             case "--no-history":
                 try cursor.noValue(for: argument)
                 options.history = false
+            case "--no-api":
+                try cursor.noValue(for: argument)
+                options.api = false
             case "--quiet", "-q", "--verbose", "-v":
                 try cursor.noValue(for: argument)
                 let wanted: WatchOptions.Verbosity = argument == "--quiet" || argument == "-q" ? .quiet : .verbose
@@ -46,7 +49,7 @@ enum WatchArguments {
                 guard !options.runCommand.isEmpty else { throw UsageError("--run needs a command: --run -- CMD ARGS…") }
             case "--backend", "--bus", "--inhibit", "--hooks", "--lease", "--heartbeat", "--hook-timeout",
                  "--stop-grace", "--state-dir", "--resume-grace", "--history-keep", "--session-bus",
-                 "--contacts":
+                 "--contacts", "--api-bus":
                 try options.set(String(argument.dropFirst(2)), try cursor.value(for: argument))
             case "--while":
                 // `--while 'ringing=fbcli -E phone-incoming-call'`: the config file's `while.ringing = …`.
@@ -94,6 +97,7 @@ enum Help {
     static let main = """
     usage: telwatch [watch] [OPTIONS]
            telwatch status [--json] [--bus BUS] [--backend B] [--state-dir DIR]
+           telwatch events [--json] [--bus BUS] [--api-bus system|session]
            telwatch doctor [--bus BUS] [--backend B] [--inhibit WHAT[:MODE]] [--hooks DIR]
            telwatch log [--missed] [--unseen] [--since D|DATE] [--number N] [--limit N] [--json|--csv]
                         [--mark-seen]
@@ -142,7 +146,10 @@ enum Help {
       --notify                           a desktop notification for each missed call
       --session-bus ADDRESS              the phone session's bus for those (default
                                          $DBUS_SESSION_BUS_ADDRESS)
-      --redact-numbers                   show only the last two digits of phone numbers
+      --redact-numbers                   show only the last two digits of phone numbers (also in the API)
+      --no-api                           do not own io.telwatch.Monitor1, the D-Bus API that
+                                         `telwatch status` and `telwatch events` ask
+      --api-bus system|session           the API's bus (default: the bus watched)
       --quiet | --verbose                less or more on stdout and stderr
       --config FILE                      KEY = VALUE settings (the long option names); flags win
     DURATION: seconds, or with a unit: 90s, 5m, 1h.
@@ -152,7 +159,8 @@ enum Help {
 
     exit status: 0 stopped by SIGINT/SIGTERM or done; 1 failure (log: the history cannot be read);
                  2 bad usage or config; 3 the bus is unreachable or was lost (restart me);
-                 4 doctor found problems
+                 4 doctor found problems; 5 another telwatch owns io.telwatch.Monitor1 (--no-api
+                 runs a second one)
 
     examples:
       telwatch demo                                  see it work, with no modem at all
@@ -187,11 +195,14 @@ enum Help {
     """
 
     static let status = """
-    usage: telwatch status [--json] [--bus BUS] [--backend auto|modemmanager|ofono] [--state-dir DIR]
+    usage: telwatch status [--json] [--bus BUS] [--api-bus system|session] [--backend auto|modemmanager|ofono]
+                           [--state-dir DIR]
 
-    The calls live right now on every stack, the background run recorded by the running
-    telwatch (held since, lease left), and the last sleep and resume it saw (and whether a sleep
-    came while a call was live). Exit status 3 if the bus cannot be reached.
+    Asks the running telwatch (its D-Bus API, io.telwatch.Monitor1): the calls live now, with the
+    service's ids and times, the background run (held since, lease left), and the last sleep and
+    resume it saw (and whether a sleep came while a call was live). When no telwatch runs it says
+    so, then reads the stacks itself and shows the run record the last one left.
+    Exit status 3 if the bus cannot be reached.
 
     examples:
       telwatch status

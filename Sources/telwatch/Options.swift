@@ -22,6 +22,8 @@ enum ExitStatus {
     static let busUnavailable: Int32 = 3
     /// `doctor` found at least one problem.
     static let problemsFound: Int32 = 4
+    /// Another telwatch owns io.telwatch.Monitor1 on the API's bus (`--no-api` runs a second one).
+    static let apiNameTaken: Int32 = 5
 }
 
 /// Settings of `telwatch watch`, from a config file and then from flags (flags win).
@@ -62,6 +64,9 @@ struct WatchOptions {
     var historyKeep: Double? = 365 * 86_400
     /// The built-in phone actions (ring, call audio, missed-call notifications) and their session bus.
     var actions = PhoneActionSettings()
+    /// Own io.telwatch.Monitor1 (docs/dbus-api.md) on `apiBus`, nil meaning the watched bus.
+    var api = true
+    var apiBus: BusAddress?
 }
 
 extension WatchOptions {
@@ -89,6 +94,8 @@ extension WatchOptions {
         compare("history-keep", \.historyKeep)
         compare("phone actions", \.actions)
         compare("contacts", \.contactsFile)
+        compare("api", \.api)
+        compare("api-bus", \.apiBus)
         return changed.reduce(into: []) { if !$0.contains($1) { $0.append($1) } }
     }
 }
@@ -315,6 +322,12 @@ extension WatchOptions {
                                  + "not \(Parse.quoted(value))")
             }
             actions.bus = bus
+        case "api": api = try Parse.bool(value, for: option)
+        case "api-bus":
+            guard value == "system" || value == "session" else {
+                throw UsageError("--api-bus takes system or session, not \(Parse.quoted(value))")
+            }
+            apiBus = try Parse.bus(value)
         // `--quiet` and `--verbose` are long option names too, so the config file takes them.
         case "quiet":
             if try Parse.bool(value, for: option) { verbosity = .quiet } else if verbosity == .quiet { verbosity = .normal }

@@ -2,12 +2,13 @@ import BGRunManager
 import CallMonitor
 import DBus
 import Loop
+import MonitorAPI
 import Pipeline
 
 /// `telwatch status`: a one-shot look at the calls live now and the run the daemon recorded.
 enum StatusCommand {
     /// The watch options `status` takes.
-    static let acceptedOptions: Set<String> = ["--json", "--bus", "--backend", "--state-dir"]
+    static let acceptedOptions: Set<String> = ["--json", "--bus", "--backend", "--state-dir", "--api-bus"]
 
     static func run(_ arguments: [String]) -> Int32 {
         let options: WatchOptions
@@ -15,10 +16,57 @@ enum StatusCommand {
         case .success(let parsed): options = parsed
         case .failure(let exit): return exit.status
         }
-        let output = LineWriter(fd: 1)
         guard let bus = BusSession.open(options.bus) else { return ExitStatus.busUnavailable }
+        defer { bus.connection.close() }
+        // The user unit's telwatch has its API on the session bus (`--api-bus session`).
+        let apiBus = options.apiBus.flatMap { $0 == options.bus ? nil : BusSession.open($0) }
+        defer { apiBus?.connection.close() }
+        if options.apiBus != nil, options.apiBus != options.bus, apiBus == nil { return ExitStatus.busUnavailable }
+        let report: StatusReport
+        do {
+            if let service = try ServiceView.read((apiBus ?? bus).connection, now: wallClockNow()) {
+                report = StatusReport(service: service)
+            } else {
+                guard let ownLook = StatusReport.ownLook(options, bus: bus) else { return ExitStatus.busUnavailable }
+                report = ownLook
+            }
+        } catch {
+            warn("the telwatch service did not answer: \(error)")
+            return ExitStatus.busUnavailable
+        }
+        report.write(to: LineWriter(fd: 1), json: options.json, bus: options.apiBus ?? options.bus)
+        return ExitStatus.success
+    }
+}
+
+/// What `status` shows: the running service's view when one runs (its ids, its durations), else
+/// a look at the stacks and at the run record the last telwatch left.
+struct StatusReport {
+    /// The service that answered; nil when none runs.
+    var service: ServiceView?
+    var backends: [(name: String, state: String)]
+    var calls: [CallSnapshot]
+    var run: RunRecord?
+    var sleep: SleepRecord?
+
+    init(service: ServiceView) {
+        self.service = service
+        backends = service.backends
+        calls = service.calls
+        run = service.run
+        sleep = service.sleep
+    }
+
+    init(backends: [(name: String, state: String)], calls: [CallSnapshot], run: RunRecord?, sleep: SleepRecord?) {
+        self.backends = backends
+        self.calls = calls
+        self.run = run
+        self.sleep = sleep
+    }
+
+    /// No service runs: the stacks read once here, and the records in the state directory.
+    static func ownLook(_ options: WatchOptions, bus: BusSession) -> StatusReport? {
         let (loop, connection) = (bus.loop, bus.connection)
-        defer { connection.close() }
         let selection = options.backend
         var pending = Set(selection.kinds)
         var states: [BackendKind: String] = [:]
@@ -35,7 +83,7 @@ enum StatusCommand {
         })
         do { try monitor.start() } catch {
             warn("\(error)")
-            return ExitStatus.busUnavailable
+            return nil
         }
         if !loop.run(until: { pending.isEmpty }, timeout: 10) {
             for kind in pending { states[kind] = "no answer within 10 s" }
@@ -43,15 +91,27 @@ enum StatusCommand {
         let calls = monitor.liveCalls
         monitor.stop()
         let directory = options.stateDirectory ?? RunStateStore.defaultDirectory()
-        let record = directory.flatMap { RunStateStore.read(directory: $0) }
-        let sleep = directory.flatMap { RunStateStore.readSleep(directory: $0) }
+        return StatusReport(backends: selection.kinds.map { ($0.rawValue, states[$0] ?? "unknown") }, calls: calls,
+                            run: directory.flatMap { RunStateStore.read(directory: $0) },
+                            sleep: directory.flatMap { RunStateStore.readSleep(directory: $0) })
+    }
+
+    func write(to output: LineWriter, json: Bool, bus: BusAddress) {
         let now = wallClockNow()
         let schema = EventSchema()
-
-        if options.json {
-            var text = "{\"backends\":{"
-            text += selection.kinds.map { JSONObject.quote($0.rawValue) + ":" + JSONObject.quote(states[$0] ?? "unknown") }
-                .joined(separator: ",")
+        if json {
+            var text = "{\"service\":"
+            if let service {
+                var object = JSONObject()
+                object.add("owner", service.owner)
+                if let pid = service.pid { object.add("pid", Int(pid)) } else { object.add("pid", nil as String?) }
+                object.add("version", service.version)
+                text += object.line
+            } else {
+                text += "null"
+            }
+            text += ",\"backends\":{"
+            text += backends.map { JSONObject.quote($0.name) + ":" + JSONObject.quote($0.state) }.joined(separator: ",")
             text += "},\"calls\":["
             text += calls.map { call in
                 var object = JSONObject()
@@ -59,43 +119,49 @@ enum StatusCommand {
                 return object.line
             }.joined(separator: ",")
             text += "],\"run\":"
-            if let record {
-                var run = JSONObject()
-                run.add("run_id", record.runID)
-                run.add("reason", record.reason)
-                run.add("pid", Int(record.pid))
-                run.add("started_at", time: record.startedAt)
-                run.add("held_for", seconds: record.heldFor(at: now))
-                run.add("holders", record.holders)
-                run.add("lock", record.lock.rawValue)
-                run.add("lease_left", seconds: record.leaseLeft(at: now))
-                text += run.line
+            if let run {
+                var object = JSONObject()
+                object.add("run_id", run.runID)
+                object.add("reason", run.reason)
+                object.add("pid", Int(run.pid))
+                object.add("started_at", time: run.startedAt)
+                object.add("held_for", seconds: run.heldFor(at: now))
+                object.add("holders", run.holders)
+                object.add("lock", run.lock.rawValue)
+                object.add("lease_left", seconds: run.leaseLeft(at: now))
+                text += object.line
             } else {
                 text += "null"
             }
             text += ",\"sleep\":" + (sleep.map(SleepStatus.json) ?? "null")
             output.write(text + "}")
-        } else {
-            for kind in selection.kinds { output.write("\(kind.rawValue): \(states[kind] ?? "unknown")") }
-            if calls.isEmpty { output.write("no live calls") }
-            for call in calls {
-                let since = call.connectedAt ?? call.firstSeen
-                output.write("  \(call.id.prefix(8))  \(call.state.rawValue) (\(call.detail?.rawValue ?? "-"))  "
-                             + "\(CallEventFormat.direction(call.direction))  \(TerminalText.field(call.number))  "
-                             + "\(call.key.backend.rawValue) \(CallEventFormat.shortModem(call.modem))  "
-                             + "for \(Duration.text(now - since))")
-            }
-            if let record {
-                var line = "run: held for \(Duration.text(record.heldFor(at: now))) (since \(Timestamp.localClock(record.startedAt))) "
-                    + "by telwatch pid \(record.pid), \(record.holders) call\(record.holders == 1 ? "" : "s"); lock \(record.lock)"
-                if let left = record.leaseLeft(at: now) { line += "; lease \(Duration.text(left)) left" }
-                output.write(line)
-            } else {
-                output.write("run: none")
-            }
-            for line in sleep.map(SleepStatus.lines) ?? ["sleep: none seen"] { output.write(line) }
+            return
         }
-        return ExitStatus.success
+        if let service {
+            output.write("service: telwatch \(service.version)" + (service.pid.map { ", pid \($0)" } ?? "")
+                         + " (\(service.owner) on the \(bus) bus)")
+        } else {
+            output.write("service: no telwatch runs on the \(bus) bus (nobody owns \(MonitorNames.busName)); "
+                         + "below, the stacks as read now and the records telwatch left")
+        }
+        for backend in backends { output.write("\(backend.name): \(backend.state)") }
+        if calls.isEmpty { output.write("no live calls") }
+        for call in calls {
+            let since = call.connectedAt ?? call.firstSeen
+            output.write("  \(call.id.prefix(8))  \(call.state.rawValue) (\(call.detail?.rawValue ?? "-"))  "
+                         + "\(CallEventFormat.direction(call.direction))  \(TerminalText.field(call.number))  "
+                         + "\(call.key.backend.rawValue) \(CallEventFormat.shortModem(call.modem))  "
+                         + "for \(Duration.text(now - since))")
+        }
+        if let run {
+            var line = "run: held for \(Duration.text(run.heldFor(at: now))) (since \(Timestamp.localClock(run.startedAt))) "
+                + "by telwatch pid \(run.pid), \(run.holders) call\(run.holders == 1 ? "" : "s"); lock \(run.lock)"
+            if let left = run.leaseLeft(at: now) { line += "; lease \(Duration.text(left)) left" }
+            output.write(line)
+        } else {
+            output.write("run: none")
+        }
+        for line in sleep.map(SleepStatus.lines) ?? ["sleep: none seen"] { output.write(line) }
     }
 }
 
@@ -103,14 +169,7 @@ enum StatusCommand {
 enum SleepStatus {
     static func json(_ record: SleepRecord) -> String {
         var object = JSONObject()
-        object.add("slept_at", time: record.sleptAt)
-        object.add("resumed_at", time: record.resumedAt)
-        object.add("asleep", record.isAsleep)
-        object.add("overridden", record.lastSleepOverridden)
-        object.add("overrides", record.overrides)
-        object.add("last_override_at", time: record.lastOverrideAt)
-        object.add("last_override_run", record.lastOverrideRun)
-        object.add("last_override_lock", record.lastOverrideLock?.rawValue)
+        EventSchema().write(record, into: &object)
         return object.line
     }
 

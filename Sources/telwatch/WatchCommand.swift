@@ -17,6 +17,9 @@ enum WatchCommand {
             try session.start()
             loop.run()
             return session.exitStatus
+        } catch let taken as APIService.NameTaken {
+            warn("\(taken)")
+            return ExitStatus.apiNameTaken
         } catch {
             warn("\(error)")
             return ExitStatus.failure

@@ -4,6 +4,7 @@ import DBus
 import Glibc
 import History
 import Loop
+import MonitorAPI
 import PhoneActions
 import Pipeline
 
@@ -33,6 +34,8 @@ final class WatchSession {
     /// The call history, when it is on (for the D-Bus API's `MarkMissedSeen()` and `MissedUnseen`).
     private(set) var history: HistorySink?
     private var sleep: SleepCoordinator?
+    /// io.telwatch.Monitor1 (nil with --no-api).
+    private let api: APIService?
     private var signalSource: SignalSource?
     private var pendingSync: Set<BackendKind>
     private let startedAt = monotonicNow()
@@ -52,6 +55,8 @@ final class WatchSession {
         lockConnection = try Connection(connection.bus, loop: loop)
         lockConnection.onWarning = connection.onWarning
         pendingSync = Set(options.backend.kinds)
+        // First: a second telwatch stops here, before it touches the run, the lock or the history.
+        api = try APIService.start(options, watched: connection, loop: loop)
         var liveCalls: () -> Int = { 0 }
         pipeline = EventPipeline(liveCalls: { liveCalls() })
 
@@ -84,6 +89,13 @@ final class WatchSession {
                                        contacts: contacts, report: { warn($0) })
         scopedCommands = scoped
         pipeline.append(scoped)
+        if let api = api?.api {
+            api.runs = runs
+            api.lastSleep = { [weak runs] in runs?.stateStore.flatMap { RunStateStore.readSleep(directory: $0.directory) } }
+            api.liveCalls = { [weak self] in self?.monitor?.liveCalls ?? [] }
+            api.schema = stream.schema
+            pipeline.append(api)
+        }
         pipeline.append(CallHookSink(hooks: hooks, runs: telManager, contacts: contacts))
         if let history = historySink() { self.history = history; pipeline.append(history) }
 
@@ -141,7 +153,7 @@ final class WatchSession {
             default: self.stop(status: ExitStatus.success)
             }
         }
-        for bus in [connection, lockConnection] {
+        for bus in [connection, lockConnection] + [api?.ownConnection].compactMap({ $0 }) {
             bus.onDisconnect = { [weak self] in
                 guard let self, !self.stopping else { return }
                 warn("lost the \(self.options.bus) bus; stopping (a supervisor should restart telwatch)")
@@ -176,6 +188,7 @@ final class WatchSession {
             self.sendStats(.exit)
             self.stream.flush()
             self.signalSource?.cancel()
+            self.api?.ownConnection?.close()
             self.onFinished?()
         }
     }
@@ -199,6 +212,7 @@ final class WatchSession {
         warnings.verbosity = new.verbosity
         stream.verbosity = new.verbosity
         stream.schema = EventSchema(redactNumbers: new.redactNumbers, contacts: stream.schema.contacts)
+        api?.api.schema = stream.schema
         let waiting = options.settingsNeedingARestart(comparedWith: new)
         if new.verbosity != .quiet {
             warn("reloaded the configuration" + (waiting.isEmpty ? ""

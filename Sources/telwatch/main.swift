@@ -26,12 +26,13 @@ case "--version", "-V": LineWriter(fd: 1).write("telwatch \(version)"); status =
 case "--help", "-h", "help": LineWriter(fd: 1).write(Help.main); status = ExitStatus.success
 case "watch": status = runWatch(rest)
 case "status": status = StatusCommand.run(rest)
+case "events": status = EventsCommand.run(rest)
 case "doctor": status = DoctorCommand.run(rest)
 case "log": status = LogCommand.run(rest)
 case "simulate": status = SimulateCommand.run(rest)
 case "demo": status = DemoCommand.run(rest)
 case let first? where !first.hasPrefix("-"):
-    warn("unknown command '\(first)' (commands: watch, status, doctor, log, simulate, demo; see telwatch --help)")
+    warn("unknown command '\(first)' (commands: watch, status, events, doctor, log, simulate, demo; see telwatch --help)")
     status = ExitStatus.usage
 default: status = runWatch(arguments)
 }

@@ -250,6 +250,24 @@ final class OptionParsingTests: XCTestCase {
         XCTAssertTrue(options.history)
     }
 
+    func testTheAPIIsOnByDefaultOnTheWatchedBusAndItsFlagsAndKeysParse() throws {
+        let defaults = try parse([])
+        XCTAssertTrue(defaults.api)
+        XCTAssertNil(defaults.apiBus, "the bus watched")
+        XCTAssertFalse(try parse(["--no-api"]).api)
+        XCTAssertFalse(try parse(["--config", try config("api = false\n")]).api)
+        XCTAssertEqual(try parse(["--api-bus", "session"]).apiBus, .session)
+        XCTAssertEqual(try parse(["--config", try config("api-bus = system\n")]).apiBus, .system)
+        XCTAssertEqual(usageError(["--api-bus", "unix:path=/x"]), "--api-bus takes system or session, not 'unix:path=/x'")
+        XCTAssertEqual(usageError(["--no-api=1"]), "--no-api takes no value")
+        XCTAssertEqual(try parse([]).settingsNeedingARestart(comparedWith: try parse(["--no-api", "--api-bus", "session"])),
+                       ["api", "api-bus"])
+    }
+
+    func testEventsTakesOnlyWhatItsUsageLineNames() throws {
+        try assertTakes("events", exactly: EventsCommand.acceptedOptions, configPath: try config("json = true\n"))
+    }
+
     func testNoHistoryTurnsTheHistoryOffAndAKeepBelowADayIsRefused() throws {
         XCTAssertFalse(try parse(["--no-history"]).history)
         XCTAssertFalse(try parse(["--config", try config("history = true\n"), "--no-history"]).history, "the flag wins")
@@ -465,7 +483,7 @@ final class OptionParsingTests: XCTestCase {
         ("--hook-timeout", "5s"), ("--run", "cmd"), ("--stop-grace", "1"), ("--lease", "1h"), ("--heartbeat", "1m"),
         ("--wakelock", nil), ("--sleep-delay-lock", nil), ("--resume-grace", "10s"), ("--state-dir", "/s"),
         ("--redact-numbers", nil), ("--quiet", nil), ("-q", nil), ("--verbose", nil), ("-v", nil), ("--config", nil),
-        ("--no-history", nil), ("--history-keep", "30d"),
+        ("--no-history", nil), ("--history-keep", "30d"), ("--no-api", nil), ("--api-bus", "session"),
     ]
 
     private func assertTakes(_ command: String, exactly accepted: Set<String>, configPath: String,
@@ -484,7 +502,7 @@ final class OptionParsingTests: XCTestCase {
     }
 
     func testStatusTakesOnlyWhatItsUsageLineNames() throws {
-        XCTAssertEqual(StatusCommand.acceptedOptions, ["--json", "--bus", "--backend", "--state-dir"])
+        XCTAssertEqual(StatusCommand.acceptedOptions, ["--json", "--bus", "--backend", "--state-dir", "--api-bus"])
         try assertTakes("status", exactly: StatusCommand.acceptedOptions, configPath: try config("json = true\n"))
         let options = try parse(["--json", "--bus=session", "--backend", "ofono", "--state-dir", "/s"],
                                 command: "status", accepting: StatusCommand.acceptedOptions)

@@ -91,8 +91,9 @@ final class SleepCommandTests: CommandTestCase {
         try startModemManager()
         var lines: [[String: Any]] = []
         let watch = try startWatch(lines: &lines)
+        // A second telwatch beside the first: without the API, whose name the first one has.
         let text = try telwatch(["--bus", fixture.address, "--backend", "modemmanager", "--inhibit", "none",
-                                 "--state-dir", stateDirectory + "-text"])
+                                 "--state-dir", stateDirectory + "-text", "--no-api"])
         XCTAssertNotNil(text.readLine(timeout: 15) { $0.contains("synced") }, text.log())
 
         try logind.prepareForSleep(true)

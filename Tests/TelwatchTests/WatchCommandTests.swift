@@ -72,7 +72,8 @@ final class WatchCommandTests: CommandTestCase {
         try startModemManager()
         let hostile = "'; rm -rf ~ #\u{1B}[31m\n\"x\""
         let watch = try startWatch()
-        let redacted = try startWatch(["--redact-numbers", "--inhibit", "none", "--state-dir", stateDirectory + "2"])
+        let redacted = try startWatch(["--redact-numbers", "--inhibit", "none", "--state-dir", stateDirectory + "2",
+                                       "--no-api"])
         _ = try ring(hostile)
         XCTAssertEqual(nextEvent(watch, "incoming")?["number"] as? String, hostile)
         let hidden = try XCTUnwrap(nextEvent(redacted, "incoming")?["number"] as? String)

@@ -31,16 +31,20 @@ public final class BusFixture {
     public private(set) var processes: [TestProcess] = []
     private var stopped = false
 
+    /// `config`: the daemon's configuration (the permissive one by default). `openToOtherUsers`:
+    /// the socket's directory is searchable by every user, for a client started as another uid.
     /// `serviceDirectory`: D-Bus activation from the `.service` files there (the project's
     /// config has none: nothing is ever started behind a test's back).
-    public init(serviceDirectory: String? = nil) throws {
+    public init(config: String = Repository.path("Tests/Fixtures/bus.conf"), openToOtherUsers: Bool = false,
+                serviceDirectory: String? = nil) throws {
         var template = Array("/tmp/telwatch-test-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw FixtureError("mkdtemp failed") }
         directory = String(cString: made)
-        var config = Repository.path("Tests/Fixtures/bus.conf")
+        if openToOtherUsers { _ = chmod(directory, 0o711) }
+        var config = config
         if let serviceDirectory {
+            let base = Files.text(config) ?? ""
             config = directory + "/bus.conf"
-            let base = Files.text(Repository.path("Tests/Fixtures/bus.conf")) ?? ""
             try Files.write(config, base.replacingOccurrences(
                 of: "</busconfig>", with: "  <servicedir>\(serviceDirectory)</servicedir>\n</busconfig>"))
         }

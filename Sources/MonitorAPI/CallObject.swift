@@ -1,0 +1,106 @@
+import CallMonitor
+import DBus
+import Pipeline
+
+/// One live call as an object of the API: `io.telwatch.Call1` at `MonitorNames.callPath(id:)`,
+/// whose read-only properties are the call's as its JSON line has them (the number redacted with
+/// `--redact-numbers`). The objects are made when a client asks (`ObjectSubtree`): a call costs
+/// the API one dictionary entry until then.
+enum CallObject {
+    /// What an object made for a request reads its properties from.
+    final class Context {
+        let call: CallSnapshot
+        let schema: EventSchema
+
+        init(_ call: CallSnapshot, _ schema: EventSchema) {
+            self.call = call
+            self.schema = schema
+        }
+    }
+
+    /// The object of `call`, on the one interface all calls share.
+    static func object(_ call: CallSnapshot, interface: ExportedInterface, schema: EventSchema) throws -> ExportedObject {
+        ExportedObject(path: try MonitorNames.callPath(id: call.id), interfaces: [interface],
+                       context: Context(call, schema))
+    }
+
+    /// `io.telwatch.Call1`, made once: its properties read the object's `Context`.
+    static func makeInterface() throws -> ExportedInterface {
+        let interface = try ExportedInterface(MonitorNames.callInterface, documentation: documentation)
+        for property in properties {
+            try interface.addProperty(property.name, signature: property.signature, documentation: property.doc,
+                                      ofObject: { object in
+                guard let context = object.context as? Context else { return .string("") }
+                return property.value(context.call, context.schema)
+            })
+        }
+        return interface
+    }
+
+    /// The properties whose values differ between two snapshots of a call, in the interface's order.
+    static func changes(from old: CallSnapshot, to new: CallSnapshot, schema: EventSchema)
+        -> [(name: String, value: DBusValue)] {
+        var changed: [(name: String, value: DBusValue)] = []
+        for property in properties {
+            let value = property.value(new, schema)
+            if value != property.value(old, schema) { changed.append((property.name, value)) }
+        }
+        return changed
+    }
+
+    struct Property: Sendable {
+        let name: String
+        let signature: String
+        let doc: String
+        let value: @Sendable (CallSnapshot, EventSchema) -> DBusValue
+    }
+
+    static let documentation = """
+        One live call, from its first sight to its disconnected event. Every property is the \
+        JSON line's field of the same meaning; moments are microseconds since the epoch.
+        """
+
+    static let properties: [Property] = [
+        Property(name: "Id", signature: "s", doc: "The call's id (call_id): a UUID, new for every call.") {
+            call, _ in .string(call.id)
+        },
+        Property(name: "State", signature: "s", doc: "incoming, dialing or connected (state).") {
+            call, _ in .string(call.state.rawValue)
+        },
+        Property(name: "Detail", signature: "s",
+                 doc: "ringing, waiting, dialing, alerting, active or held (detail).") {
+            call, _ in .string(call.detail?.rawValue ?? "")
+        },
+        Property(name: "Direction", signature: "s", doc: "incoming, outgoing or unknown (direction).") {
+            call, _ in .string(call.direction.rawValue)
+        },
+        Property(name: "Number", signature: "s",
+                 doc: "The caller id as the stack gave it, \"\" if unknown; with --redact-numbers only its last two digits (number).") {
+            call, schema in .string(schema.number(call.number))
+        },
+        Property(name: "Name", signature: "s", doc: "The caller's name from the network, often \"\" (name).") {
+            call, _ in .string(call.name)
+        },
+        Property(name: "Backend", signature: "s", doc: "modemmanager or ofono (backend).") {
+            call, _ in .string(call.key.backend.rawValue)
+        },
+        Property(name: "Modem", signature: "s", doc: "The modem's object path at its stack, \"\" if unknown (modem).") {
+            call, _ in .string(call.modem)
+        },
+        Property(name: "StackPath", signature: "s", doc: "The call's object path at its stack (path).") {
+            call, _ in .string(call.key.path)
+        },
+        Property(name: "FirstSeen", signature: "t", doc: "When telwatch first saw the call (first_seen).") {
+            call, _ in .uint64(JSONObject.microseconds(of: call.firstSeen))
+        },
+        Property(name: "ConnectedAt", signature: "t", doc: "When it was answered; 0 while it has not been (connected_at).") {
+            call, _ in .uint64(call.connectedAt.map(JSONObject.microseconds(of:)) ?? 0)
+        },
+        Property(name: "Initial", signature: "b", doc: "Already live when telwatch started (initial).") {
+            call, _ in .bool(call.initial)
+        },
+        Property(name: "Multiparty", signature: "b", doc: "Part of a conference call (multiparty).") {
+            call, _ in .bool(call.multiparty)
+        },
+    ]
+}
