@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Layers run one way (docs/ARCHITECTURE.md): CLoop → Loop → DBus → BGRunManager / CallMonitor →
-// Pipeline → History → telwatch. A target lists exactly the modules it may import.
+// Pipeline → History → MQTTExport → telwatch. A target lists exactly the modules it may import.
 let package = Package(
     name: "telwatch",
     products: [
@@ -21,14 +21,21 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        .systemLibrary(
+            name: "CMosquitto",
+            pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]
+        ),
         .target(name: "Loop", dependencies: ["CLoop"]),
         .target(name: "DBus", dependencies: ["CDBus", "Loop"]),
         .target(name: "BGRunManager", dependencies: ["DBus", "Loop"]),
         .target(name: "CallMonitor", dependencies: ["DBus", "Loop"]),
         .target(name: "Pipeline", dependencies: ["BGRunManager", "CallMonitor", "Loop"]),
         .target(name: "History", dependencies: ["CSQLite", "Pipeline", "CallMonitor", "BGRunManager", "Loop"]),
+        .target(name: "MQTTExport",
+                dependencies: ["CMosquitto", "History", "CSQLite", "Pipeline", "CallMonitor", "BGRunManager", "Loop"]),
         .executableTarget(name: "telwatch",
-                          dependencies: ["History", "Pipeline", "CallMonitor", "BGRunManager", "DBus", "Loop"]),
+                          dependencies: ["MQTTExport", "History", "Pipeline", "CallMonitor", "BGRunManager", "DBus", "Loop"]),
         .executableTarget(name: "dbus-storm-receiver", dependencies: ["DBus", "Loop"], path: "bench/dbus-storm-receiver"),
         .executableTarget(name: "history-bench", dependencies: ["History", "Pipeline", "CallMonitor", "BGRunManager", "Loop"],
                           path: "bench/history-bench"),
@@ -42,7 +49,7 @@ let package = Package(
         .testTarget(name: "HistoryTests",
                     dependencies: ["History", "CSQLite", "Pipeline", "CallMonitor", "BGRunManager", "Loop", "TestSupport"]),
         .testTarget(name: "TelwatchTests",
-                    dependencies: ["telwatch", "History", "CSQLite", "Pipeline", "CallMonitor", "BGRunManager", "DBus", "Loop",
+                    dependencies: ["telwatch", "MQTTExport", "History", "CSQLite", "Pipeline", "CallMonitor", "BGRunManager", "DBus", "Loop",
                                    "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["CallMonitor", "DBus", "Loop", "TestSupport"]),
     ],

@@ -64,6 +64,12 @@ public struct JSONObject: EventFieldWriter {
         bytes.append(UInt8(ascii: "\""))
     }
 
+    /// A value already written as JSON: a nested object's `lineBytes`, or an array.
+    public mutating func add(_ name: StaticString, json value: [UInt8]) {
+        key(name)
+        bytes.append(contentsOf: value)
+    }
+
     /// The finished object, without a newline.
     public var lineBytes: [UInt8] {
         var out = bytes

@@ -44,8 +44,12 @@ enum WatchArguments {
                 options.runCommand = first == "--" ? cursor.rest() : [first]
                 guard !options.runCommand.isEmpty else { throw UsageError("--run needs a command: --run -- CMD ARGS…") }
             case "--backend", "--bus", "--inhibit", "--hooks", "--lease", "--heartbeat", "--hook-timeout",
-                 "--stop-grace", "--state-dir", "--resume-grace", "--history-keep":
+                 "--stop-grace", "--state-dir", "--resume-grace", "--history-keep",
+                 "--mqtt", "--mqtt-topic", "--mqtt-credentials", "--mqtt-ca", "--mqtt-cert", "--mqtt-key":
                 try options.set(String(argument.dropFirst(2)), try cursor.value(for: argument))
+            case "--mqtt-password", "--mqtt-user":
+                throw UsageError("\(argument) is not taken on the command line, where ps shows it: set it in the "
+                                 + "config file or give --mqtt-credentials FILE")
             case "--":
                 throw UsageError("unexpected '--' (the run command goes after --run: --run -- CMD ARGS…)")
             default:
@@ -121,6 +125,11 @@ enum Help {
       --history-keep DURATION|0          drop calls first seen longer ago than this (default 365d;
                                          0 keeps every call)
       --redact-numbers                   show only the last two digits of phone numbers
+      --mqtt mqtt[s]://HOST[:PORT]       also publish to an MQTT broker (README "MQTT"): retained
+                                         TOPIC/status, /calls, /run, /state; every event on /events
+      --mqtt-topic TOPIC                 the topics' root (default telwatch/%h, %h the host name)
+      --mqtt-credentials FILE            the MQTT user (line 1) and password (line 2); never on argv
+      --mqtt-ca FILE, --mqtt-cert FILE, --mqtt-key FILE   TLS: the broker's CA, a client certificate
       --quiet | --verbose                less or more on stdout and stderr
       --config FILE                      KEY = VALUE settings (the long option names); flags win
     DURATION: seconds, or with a unit: 90s, 5m, 1h.

@@ -53,6 +53,8 @@ struct WatchOptions {
     var history = true
     /// Calls first seen longer ago than this leave the history (seconds); nil keeps them forever.
     var historyKeep: Double? = 365 * 86_400
+    /// Publish to an MQTT broker (`--mqtt URL`); nothing of MQTT exists without it.
+    var mqtt = MQTTOptions()
 }
 
 extension WatchOptions {
@@ -78,6 +80,7 @@ extension WatchOptions {
         compare("resume-grace", \.resumeGrace)
         compare("history", \.history)
         compare("history-keep", \.historyKeep)
+        compare("mqtt", \.mqtt)
         return changed.reduce(into: []) { if !$0.contains($1) { $0.append($1) } }
     }
 }
@@ -288,7 +291,8 @@ extension WatchOptions {
             case "verbose": verbosity = .verbose
             default: throw UsageError("verbosity takes quiet, normal or verbose, not \(Parse.quoted(value))")
             }
-        default: throw UsageError("unknown setting \(Parse.quoted(name))")
+        default:
+            guard try mqtt.set(name, value) else { throw UsageError("unknown setting \(Parse.quoted(name))") }
         }
     }
 

@@ -4,6 +4,7 @@ import DBus
 import Glibc
 import History
 import Loop
+import MQTTExport
 import Pipeline
 
 /// The watch pipeline, assembled from the options: bus → CallMonitor → tracker → sinks.
@@ -23,6 +24,7 @@ final class WatchSession {
     private let warnings: WarningSink
     private let stream: OutputSink
     private let hooks: HookRunner
+    private var mqtt: MQTTSink?
     /// Parses the options again (SIGHUP); nil when they cannot be read again.
     var reloadOptions: () throws -> WatchOptions? = { nil }
     private var monitor: CallMonitor!
@@ -71,6 +73,13 @@ final class WatchSession {
         let telManager = TelManager(runs: runs)
         pipeline.append(telManager)
         pipeline.append(CallHookSink(hooks: hooks, runs: telManager))
+        // After the runs (an event's consequences are in its turn) and before the history, whose
+        // disk writes come after the turn's messages are out (docs/ARCHITECTURE.md, "MQTT").
+        if let settings = try options.mqtt.settings() {
+            mqtt = MQTTSink(settings: settings, schema: EventSchema(redactNumbers: options.redactNumbers), loop: loop,
+                            stateDirectory: runs?.stateStore?.directory, report: { warn($0) })
+            mqtt.map(pipeline.append)
+        }
         if let history = historySink() { self.history = history; pipeline.append(history) }
 
         let monitor = CallMonitor(connection: connection, backends: options.backend, onEvents: { [weak self] events in
@@ -177,6 +186,7 @@ final class WatchSession {
         warnings.verbosity = new.verbosity
         stream.verbosity = new.verbosity
         stream.schema = EventSchema(redactNumbers: new.redactNumbers)
+        mqtt?.schema = EventSchema(redactNumbers: new.redactNumbers)
         let waiting = options.settingsNeedingARestart(comparedWith: new)
         if new.verbosity != .quiet {
             warn("reloaded the configuration" + (waiting.isEmpty ? ""
