@@ -86,7 +86,7 @@ final class MQTTConnection: LoopHook {
             if code == MOSQ_ERR_EAI.rawValue {
                 throw MQTTProblem(.resolve, "cannot resolve the broker's host \(settings.broker.host)")
             }
-            throw MQTTProblem(.unreachable, "cannot connect to \(settings.broker.url): \(MQTTConnection.text(of: code))"
+            throw MQTTProblem(code == MOSQ_ERR_TLS.rawValue ? .certificate : .unreachable, "cannot connect to \(settings.broker.url): \(MQTTConnection.text(of: code))"
                               + (libraryError.map { " (\($0))" } ?? ""))
         }
         let fd = mosquitto_socket(handle)

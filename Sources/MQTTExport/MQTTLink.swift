@@ -15,6 +15,7 @@ final class MQTTLink {
     private var attempts = 0
     private var lastProblem: MQTTProblem.Kind?
     private var stopped = false
+    private var lastTooLarge = -Double.infinity
 
     var onConnected: () -> Void = {}
     var onDisconnected: () -> Void = {}
@@ -37,6 +38,11 @@ final class MQTTLink {
 
     func publish(_ topic: String, _ payload: [UInt8], qos: Int32, retain: Bool) -> Int32? {
         guard let connection else { return nil }
+        guard payload.count <= settings.maxMessage else {
+            say(MQTTProblem(.tooLarge, "a message for \(topic) is too large (\(payload.count) bytes, mqtt-max-message "
+                            + "is \(settings.maxMessage)); it was not published"))
+            return nil
+        }
         switch connection.publish(topic, payload, qos: qos, retain: retain) {
         case .success(let mid): return mid
         case .failure(let problem):
@@ -100,9 +106,15 @@ final class MQTTLink {
     }
 
     private func say(_ problem: MQTTProblem) {
-        // A message too large is about one message, not the link: said each time, at most once a turn.
-        guard problem.kind != lastProblem || problem.kind == .tooLarge else { return }
-        if problem.kind != .tooLarge { lastProblem = problem.kind }
+        // A message too large is about one message, not the link: said at most once a minute.
+        if problem.kind == .tooLarge {
+            let now = monotonicNow()
+            guard now - lastTooLarge >= 60 else { return }
+            lastTooLarge = now
+        } else {
+            guard problem.kind != lastProblem else { return }
+            lastProblem = problem.kind
+        }
         report("mqtt: " + problem.description + (problem.kind == .tooLarge ? "" : "; events wait in the outbox"))
     }
 

@@ -71,6 +71,9 @@ public struct MQTTSettings: Sendable {
     /// The outbox keeps at most this many unacknowledged events, none older than `outboxMaxAge`.
     public var outboxLimit: Int = 10_000
     public var outboxMaxAge: Double = 7 * 86_400
+    /// A message larger than this is not published (said on stderr): most brokers refuse large
+    /// packets by closing the connection, and the same event sent again would close every one.
+    public var maxMessage: Int = 256 * 1024
     /// Publish Home Assistant discovery configs under `discoveryPrefix`.
     public var homeAssistant: Bool = true
     public var discoveryPrefix: String = "homeassistant"

@@ -26,6 +26,9 @@ public final class MQTTSink: EventSink, LoopHook {
     private var dropped: (count: Int, first: Int, last: Int)?
     /// Past `finish`: the outbox is closed, and the exit line is not published.
     private var finished = false
+    /// Stopping, waiting for the last PUBACKs.
+    private var finishing: (timer: TimerSource, done: () -> Void)?
+    private let loop: EventLoop
     /// Events published at once (QoS 1) before their PUBACKs: libmosquitto's default window.
     static let window = 20
     public var schema: EventSchema {
@@ -40,6 +43,7 @@ public final class MQTTSink: EventSink, LoopHook {
         self.settings = settings
         self.schema = schema
         self.report = report
+        self.loop = loop
         let topics = MQTTTopics(root: settings.topic, discoveryPrefix: settings.discoveryPrefix)
         state = MQTTRetainedState(topics: topics, schema: schema)
         var opened: MQTTOutbox?
@@ -75,15 +79,29 @@ public final class MQTTSink: EventSink, LoopHook {
     }
 
     /// telwatch is stopping: `offline` (retained) and a clean goodbye; the outbox keeps what waits.
+    /// Waits (at most `finishBound` seconds) for the PUBACKs of what was published, so the next
+    /// start does not send those events again.
     public func finish(then done: @escaping () -> Void) {
         prepareTurn()
         finished = true
+        guard link.isConnected, !inFlight.isEmpty,
+              let timer = try? loop.timer({ [weak self] in self?.goodbye() }) else { return goodbye(then: done) }
+        finishing = (timer, done)
+        timer.schedule(after: MQTTSink.finishBound)
+    }
+
+    static let finishBound = 1.0
+
+    private func goodbye(then done: (() -> Void)? = nil) {
+        let done = done ?? finishing?.done
+        finishing?.timer.cancel()
+        finishing = nil
         if link.isConnected {
             _ = link.publish(state.topics.status, Array("offline".utf8), qos: 1, retain: true)
         }
         link.stop()
         outbox?.close()
-        done()
+        done?()
     }
 
     public func prepare() -> Double? {
@@ -169,6 +187,10 @@ public final class MQTTSink: EventSink, LoopHook {
     private func acknowledged(_ mid: Int32) {
         guard let seq = inFlight.removeValue(forKey: mid) else { return }
         do { try outbox?.acknowledge(seq: seq) } catch { outboxFailed(error) }
+        guard finishing == nil else {
+            if inFlight.isEmpty { goodbye() }
+            return
+        }
         pump()
     }
 
@@ -193,6 +215,7 @@ public final class MQTTSink: EventSink, LoopHook {
 
     private func disconnected() {
         inFlight.removeAll()
+        if finishing != nil { goodbye() }
     }
 
     private func publishRetained() {

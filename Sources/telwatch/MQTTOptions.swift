@@ -17,6 +17,7 @@ struct MQTTOptions: Equatable {
     var reconnectMax: Double = 60
     var outboxLimit = 10_000
     var outboxMaxAge: Double = 7 * 86_400
+    var maxMessage = 256 * 1024
     var homeAssistant = true
     var discoveryPrefix = "homeassistant"
 
@@ -52,6 +53,11 @@ struct MQTTOptions: Equatable {
             }
             outboxLimit = limit
         case "mqtt-outbox-max-age": outboxMaxAge = try Parse.seconds(value, for: option)
+        case "mqtt-max-message":
+            guard let bytes = Int(value), (1024...256 << 20).contains(bytes) else {
+                throw UsageError("mqtt-max-message takes a size in bytes from 1024 to 268435456, not \(Parse.quoted(value))")
+            }
+            maxMessage = bytes
         case "mqtt-homeassistant": homeAssistant = try Parse.bool(value, for: option)
         case "mqtt-discovery-prefix":
             guard MQTTSettings.isValidTopic(value) else {
@@ -94,6 +100,7 @@ struct MQTTOptions: Equatable {
         settings.reconnectMax = reconnectMax
         settings.outboxLimit = outboxLimit
         settings.outboxMaxAge = outboxMaxAge
+        settings.maxMessage = maxMessage
         settings.homeAssistant = homeAssistant
         settings.discoveryPrefix = discoveryPrefix
         return settings

@@ -290,6 +290,65 @@ final class MQTTCommandTests: CommandTestCase {
         XCTAssertFalse(watch.log().contains("wrong"), "the password is never said")
     }
 
+    func testAnEventTooLargeForTheBrokerIsOneLineAndTheNextOnesFlow() throws {
+        try startModemManager()
+        let sub = try subscriber([Self.events])
+        var lines: [String] = []
+        let watch = try startMQTTWatch(lines: &lines, config: ["mqtt-max-message = 1024"])
+        // A hostile caller id within the backend's 256 bytes, whose escapes make its lines large.
+        let huge = "+1" + String(repeating: "\u{01}", count: 240)
+        try missedCall(watch, huge, lines: &lines)
+        try missedCall(watch, "+15550061", lines: &lines)
+        let arrived = events(sub, count: lines.count - 3).bySeq
+        XCTAssertNil(arrived.values.first { $0.contains("\\u0001\\u0001") }, "the large events were not published")
+        XCTAssertNotNil(arrived.values.first { $0.contains("+15550061") }, "the next calls' events were")
+        let tooLarge = watch.log().split(separator: "\n").filter { $0.contains("too large") }
+        XCTAssertEqual(tooLarge.count, 1, watch.log())
+    }
+
+    /// A CA and a broker certificate for 127.0.0.1, made with openssl for this test.
+    func makeCertificates(_ directory: String, name: String) throws -> (ca: String, certificate: String, key: String) {
+        let ca = directory + "/\(name)-ca.pem", caKey = directory + "/\(name)-ca.key"
+        let key = directory + "/\(name)-broker.key", request = directory + "/\(name)-broker.csr"
+        let certificate = directory + "/\(name)-broker.pem", extensions = directory + "/\(name)-ext.cnf"
+        try "subjectAltName = IP:127.0.0.1\n".write(toFile: extensions, atomically: true, encoding: .utf8)
+        let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+        for command in [["openssl", "req", "-x509"] + ec + ["-keyout", caKey, "-out", ca, "-days", "1", "-subj", "/CN=telwatch test CA \(name)"],
+                        ["openssl", "req"] + ec + ["-keyout", key, "-out", request, "-subj", "/CN=127.0.0.1"],
+                        ["openssl", "x509", "-req", "-in", request, "-CA", ca, "-CAkey", caKey, "-CAcreateserial",
+                         "-out", certificate, "-days", "1", "-extfile", extensions]] {
+            let made = try fixture.run(command)
+            XCTAssertEqual(made.status, .exited(0), made.log)
+        }
+        return (ca, certificate, key)
+    }
+
+    func testTLSWithTheRightCAConnectsAndAWrongCAIsOneLine() throws {
+        broker.stop()
+        let directory = logind.directory + "/mqtt"
+        let good = try makeCertificates(directory, name: "good")
+        let other = try makeCertificates(directory, name: "other")
+        broker = try MosquittoBroker(fixture: fixture, directory: directory,
+                                     extraConfig: ["cafile \(good.ca)", "certfile \(good.certificate)", "keyfile \(good.key)"])
+        let url = "mqtts://127.0.0.1:\(broker.port)"
+        try startModemManager()
+        var lines: [String] = []
+        let trusted = try startMQTTWatch(lines: &lines, ["--mqtt", url, "--mqtt-ca", good.ca])
+        XCTAssertNotNil(broker.waitForLog("as telwatch-"), "the TLS connection was accepted:\n\(trusted.log())")
+
+        let wrong = try telwatch(["--bus", fixture.address, "--json", "--backend", "modemmanager", "--state-dir",
+                                  stateDirectory + "2", "--inhibit", "none", "--config", try mqttConfig(),
+                                  "--mqtt", url, "--mqtt-ca", other.ca])
+        XCTAssertNotNil(broker.waitForLog("OpenSSL Error"))
+        XCTAssertNotNil(broker.waitForLog("OpenSSL Error"), "telwatch tries again")
+        _ = try ring("+15550071")
+        XCTAssertNotNil(nextEvent(wrong, "incoming"), "the monitor goes on")
+        let mqttLines = wrong.log().split(separator: "\n").filter { $0.contains("mqtt:") }
+        XCTAssertEqual(mqttLines.count, 1, wrong.log())
+        XCTAssertTrue(mqttLines.first?.contains("certificate") == true, wrong.log())
+        XCTAssertFalse(trusted.log().contains("mqtt:"), trusted.log())
+    }
+
     func testThePasswordIsNeverTakenFromTheCommandLine() throws {
         let result = try runToEnd(["--mqtt", broker.url, "--mqtt-password", "secret"])
         XCTAssertEqual(result.status, .exited(2))
