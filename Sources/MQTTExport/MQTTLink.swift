@@ -22,8 +22,6 @@ final class MQTTLink {
     var onAcknowledged: (Int32) -> Void = { _ in }
 
     var isConnected: Bool { connection?.isConnected ?? false }
-    /// Whether a reconnect timer is armed now (for tests of the zero-wakeup rule).
-    var isWaitingToRetry: Bool { retryTimer?.isArmed ?? false }
 
     init(loop: EventLoop, settings: MQTTSettings, will: (topic: String, payload: String),
          report: @escaping (String) -> Void) {

@@ -32,6 +32,9 @@ final class MQTTOutbox {
         let path = directory.map { $0 + "/" + MQTTOutbox.fileName } ?? ":memory:"
         database = try SQLiteDatabase(path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
         database.setBusyTimeout(0.05)
+        // Only this telwatch uses the file (the state directory's instance lock): exclusive
+        // locking keeps the WAL index in memory and takes the file lock once, not per transaction.
+        _ = try database.text("PRAGMA locking_mode = EXCLUSIVE")
         _ = try database.text("PRAGMA journal_mode = WAL")
         try database.execute("""
             PRAGMA synchronous = NORMAL;

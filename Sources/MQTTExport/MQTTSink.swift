@@ -35,8 +35,6 @@ public final class MQTTSink: EventSink, LoopHook {
         didSet { state.schema = schema }
     }
 
-    public var topics: MQTTTopics { state.topics }
-
     /// `stateDirectory` holds the outbox; nil keeps it in memory only.
     public init(settings: MQTTSettings, schema: EventSchema, loop: EventLoop, stateDirectory: String?,
                 report: @escaping (String) -> Void) {
@@ -62,9 +60,6 @@ public final class MQTTSink: EventSink, LoopHook {
         loop.addHook(self)
         link.start()
     }
-
-    /// Unacknowledged events waiting in the outbox (for tests and `--verbose`).
-    public var waiting: Int { outbox?.count ?? 0 }
 
     public func receive(_ event: PipelineEvent, liveCalls: Int) {
         guard !finished else { return }
@@ -188,7 +183,8 @@ public final class MQTTSink: EventSink, LoopHook {
         guard let seq = inFlight.removeValue(forKey: mid) else { return }
         do { try outbox?.acknowledge(seq: seq) } catch { outboxFailed(error) }
         guard finishing == nil else {
-            if inFlight.isEmpty { goodbye() }
+            // Not from inside libmosquitto's callback: the goodbye destroys the connection.
+            if inFlight.isEmpty { loop.soon { [weak self] in self?.goodbye() } }
             return
         }
         pump()
@@ -218,10 +214,13 @@ public final class MQTTSink: EventSink, LoopHook {
         if finishing != nil { goodbye() }
     }
 
+    /// QoS 0: each is the whole state, published again on every change and every connection, so
+    /// an update lost with a connection is made good by the next one; it saves a PUBACK (a loop
+    /// turn) per topic and change.
     private func publishRetained() {
         retainedDirty = false
         for (topic, payload) in state.retainedMessages() {
-            _ = link.publish(topic, payload, qos: 1, retain: true)
+            _ = link.publish(topic, payload, qos: 0, retain: true)
         }
     }
 }

@@ -268,6 +268,19 @@ final class MQTTCommandTests: CommandTestCase {
 
     // MARK: Bad states
 
+    /// Once the broker saw two attempts fail (`brokerSays` twice), a ring is still followed and
+    /// telwatch has said exactly one MQTT line, with `words` in it.
+    func assertOneLineAndTheMonitorGoesOn(_ watch: TestProcess, brokerSays: String, words: String,
+                                          file: StaticString = #filePath, line: UInt = #line) throws {
+        XCTAssertNotNil(broker.waitForLog(brokerSays), file: file, line: line)
+        XCTAssertNotNil(broker.waitForLog(brokerSays), "telwatch tries again", file: file, line: line)
+        _ = try ring("+15550041")
+        XCTAssertNotNil(nextEvent(watch, "incoming"), "calls are followed without the broker", file: file, line: line)
+        let mqttLines = watch.log().split(separator: "\n").filter { $0.contains("mqtt:") }
+        XCTAssertEqual(mqttLines.count, 1, watch.log(), file: file, line: line)
+        XCTAssertTrue(mqttLines.first?.contains(words) == true, watch.log(), file: file, line: line)
+    }
+
     func testARefusedLoginIsOneLineAndTheMonitorGoesOn() throws {
         broker.stop()
         let passwords = logind.directory + "/mqtt/passwords"
@@ -280,13 +293,7 @@ final class MQTTCommandTests: CommandTestCase {
         try startModemManager()
         var lines: [String] = []
         let watch = try startMQTTWatch(lines: &lines, ["--mqtt-credentials", credentials])
-        XCTAssertNotNil(broker.waitForLog("not authorised"))
-        XCTAssertNotNil(broker.waitForLog("not authorised"), "telwatch tries again")
-        _ = try ring("+15550041")
-        XCTAssertNotNil(nextEvent(watch, "incoming"), "calls are followed without the broker")
-        let mqttLines = watch.log().split(separator: "\n").filter { $0.contains("mqtt:") }
-        XCTAssertEqual(mqttLines.count, 1, watch.log())
-        XCTAssertTrue(mqttLines.first?.contains("not authorised") == true, watch.log())
+        try assertOneLineAndTheMonitorGoesOn(watch, brokerSays: "not authorised", words: "not authorised")
         XCTAssertFalse(watch.log().contains("wrong"), "the password is never said")
     }
 
@@ -339,13 +346,7 @@ final class MQTTCommandTests: CommandTestCase {
         let wrong = try telwatch(["--bus", fixture.address, "--json", "--backend", "modemmanager", "--state-dir",
                                   stateDirectory + "2", "--inhibit", "none", "--config", try mqttConfig(),
                                   "--mqtt", url, "--mqtt-ca", other.ca])
-        XCTAssertNotNil(broker.waitForLog("OpenSSL Error"))
-        XCTAssertNotNil(broker.waitForLog("OpenSSL Error"), "telwatch tries again")
-        _ = try ring("+15550071")
-        XCTAssertNotNil(nextEvent(wrong, "incoming"), "the monitor goes on")
-        let mqttLines = wrong.log().split(separator: "\n").filter { $0.contains("mqtt:") }
-        XCTAssertEqual(mqttLines.count, 1, wrong.log())
-        XCTAssertTrue(mqttLines.first?.contains("certificate") == true, wrong.log())
+        try assertOneLineAndTheMonitorGoesOn(wrong, brokerSays: "OpenSSL Error", words: "certificate")
         XCTAssertFalse(trusted.log().contains("mqtt:"), trusted.log())
     }
 
