@@ -94,7 +94,7 @@ final class MQTTOutbox {
     }
 
     /// Drops what is past the bounds, oldest first: the rows older than `maxAge`, then the oldest
-    /// past `limit` (room is kept for the `mqtt-dropped` event that says so). Returns the range dropped.
+    /// past `limit`. Returns the range dropped.
     func enforceBounds(now: Double) throws -> (count: Int, first: Int, last: Int)? {
         let oldest = try database.prepare("SELECT MIN(seq) FROM outbox")
         guard try oldest.step(), !oldest.isNull(0) else { return nil }
@@ -104,7 +104,7 @@ final class MQTTOutbox {
             UNION ALL SELECT seq FROM (SELECT seq FROM outbox ORDER BY seq LIMIT MAX(0, ?2)))
             """)
         cut.bind(1, now - maxAge)
-        cut.bind(2, count > limit ? count - limit + 1 : 0)
+        cut.bind(2, max(0, count - limit))
         guard try cut.step() else { return nil }
         let last = cut.int(0)
         guard last >= first else { return nil }
