@@ -23,6 +23,8 @@ final class MQTTConnection: LoopHook {
     private var source: IOSource?
     private var keepaliveTimer: TimerSource?
     private(set) var isConnected = false
+    /// The broker accepted this connection once (it may be over now).
+    private var accepted = false
     private var ending: Ending?
     private var ended = false
     /// The library's last error-level log line: what OpenSSL said about a certificate.
@@ -117,9 +119,12 @@ final class MQTTConnection: LoopHook {
             return .failure(MQTTProblem(.tooLarge, "a message for \(topic) is too large (\(payload.count) bytes) "
                                         + "for the broker; it was not published"))
         default:
-            // The write failed: the socket is gone. The read side reports the end.
-            loop.soon { [weak self] in self?.end(MQTTConnection.text(of: code)) }
-            return .failure(MQTTProblem(.lost, MQTTConnection.text(of: code)))
+            // The write failed: the connection is over from now on (nothing more is published on
+            // it), and it ends outside whatever called this.
+            isConnected = false
+            let reason = MQTTConnection.text(of: code)
+            loop.soon { [weak self] in self?.end(reason) }
+            return .failure(MQTTProblem(.lost, reason))
         }
     }
 
@@ -168,6 +173,7 @@ final class MQTTConnection: LoopHook {
             return
         }
         isConnected = true
+        accepted = true
         onConnected()
     }
 
@@ -179,7 +185,7 @@ final class MQTTConnection: LoopHook {
         guard !ended else { return }
         var ending = self.ending ?? Ending(reason: reason, refused: false)
         if !ending.refused, let libraryError { ending.reason += " (\(libraryError))" }
-        ending.wasConnected = isConnected
+        ending.wasConnected = accepted
         close()
         onEnded(ending)
     }

@@ -29,23 +29,36 @@ final class MQTTLink {
         self.settings = settings
         self.will = will
         self.report = report
-        clientID = "telwatch-" + settings.hostName
+        // The broker allows one connection per client id and drops the older one: the id is the
+        // topic's, which is one host's by design (two telwatch on one topic would mix their retained state).
+        clientID = "telwatch:" + settings.topic
     }
 
     func start() { connect() }
 
-    func publish(_ topic: String, _ payload: [UInt8], qos: Int32, retain: Bool) -> Int32? {
-        guard let connection else { return nil }
+    enum Published {
+        /// On its way, with this message id (its PUBACK names it).
+        case sent(Int32)
+        /// Larger than `mqtt-max-message` or than the library takes: it never will be sent.
+        case tooLarge
+        /// No connection, or it just failed: it may be sent on the next one.
+        case notSent
+    }
+
+    @discardableResult
+    func publish(_ topic: String, _ payload: [UInt8], qos: Int32, retain: Bool) -> Published {
+        guard let connection else { return .notSent }
         guard payload.count <= settings.maxMessage else {
             say(MQTTProblem(.tooLarge, "a message for \(topic) is too large (\(payload.count) bytes, mqtt-max-message "
                             + "is \(settings.maxMessage)); it was not published"))
-            return nil
+            return .tooLarge
         }
         switch connection.publish(topic, payload, qos: qos, retain: retain) {
-        case .success(let mid): return mid
-        case .failure(let problem):
-            if problem.kind == .tooLarge { say(problem) }
-            return nil
+        case .success(let mid): return .sent(mid)
+        case .failure(let problem) where problem.kind == .tooLarge:
+            say(problem)
+            return .tooLarge
+        case .failure: return .notSent
         }
     }
 

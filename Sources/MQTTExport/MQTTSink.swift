@@ -92,7 +92,7 @@ public final class MQTTSink: EventSink, LoopHook {
         finishing?.timer.cancel()
         finishing = nil
         if link.isConnected {
-            _ = link.publish(state.topics.status, Array("offline".utf8), qos: 1, retain: true)
+            link.publish(state.topics.status, Array("offline".utf8), qos: 1, retain: true)
         }
         link.stop()
         outbox?.close()
@@ -168,13 +168,16 @@ public final class MQTTSink: EventSink, LoopHook {
             return outboxFailed(error)
         }
         for row in rows {
-            guard let mid = link.publish(state.topics.events, Array(row.payload.utf8), qos: 1, retain: false) else {
-                // Too large, or the link just went: a message too large is dropped (said once),
-                // anything else is sent again on the next connection.
-                if link.isConnected { try? outbox.acknowledge(seq: row.seq); sentUpTo = row.seq; continue }
+            switch link.publish(state.topics.events, Array(row.payload.utf8), qos: 1, retain: false) {
+            case .sent(let mid):
+                inFlight[mid] = row.seq
+            case .tooLarge:
+                // It would fail the same way on every connection: it leaves (said on stderr).
+                do { try outbox.acknowledge(seq: row.seq) } catch { outboxFailed(error) }
+            case .notSent:
+                // The link just went: the outbox sends it on the next connection.
                 return
             }
-            inFlight[mid] = row.seq
             sentUpTo = row.seq
         }
     }
@@ -198,11 +201,11 @@ public final class MQTTSink: EventSink, LoopHook {
             try announceDropped()
         } catch { outboxFailed(error) }
         commit()
-        _ = link.publish(state.topics.status, Array("online".utf8), qos: 1, retain: true)
+        link.publish(state.topics.status, Array("online".utf8), qos: 1, retain: true)
         if settings.homeAssistant {
             for (topic, payload) in HomeAssistantDiscovery(settings: settings, topics: state.topics,
                                                            redactNumbers: schema.redactNumbers).configs() {
-                _ = link.publish(topic, Array(payload.utf8), qos: 1, retain: true)
+                link.publish(topic, Array(payload.utf8), qos: 1, retain: true)
             }
         }
         publishRetained()
@@ -220,7 +223,7 @@ public final class MQTTSink: EventSink, LoopHook {
     private func publishRetained() {
         retainedDirty = false
         for (topic, payload) in state.retainedMessages() {
-            _ = link.publish(topic, payload, qos: 0, retain: true)
+            link.publish(topic, payload, qos: 0, retain: true)
         }
     }
 }

@@ -221,6 +221,30 @@ final class MQTTCommandTests: CommandTestCase {
         XCTAssertLessThanOrEqual(mqttLines.count, 3, "one line per kind of trouble, not one per attempt:\n\(watch.log())")
     }
 
+    func testAConnectionDroppedWhileEventsFlowLosesNothing() throws {
+        try startModemManager()
+        let sub = try subscriber([Self.events], session: "sub-takeover")
+        var lines: [String] = []
+        let watch = try startMQTTWatch(lines: &lines)
+        let delivered = events(sub, count: lines.count).bySeq.count
+        for index in 0..<3 {
+            let call = try ring("+1555008\(index)")
+            // A client with telwatch's id: the broker drops telwatch's connection for it, as the
+            // events of the ring are being published.
+            let takeover = try fixture.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", String(broker.port), "-q", "1",
+                                            "-i", "telwatch:" + Self.root, "-t", "takeover", "-m", "x"])
+            XCTAssertEqual(takeover.status, .exited(0), takeover.log)
+            self.lines(watch, until: "incoming", into: &lines)
+            try control("RemoteHangup", [.objectPath(try ObjectPath(call))])
+            self.lines(watch, until: "run-stopped", into: &lines)
+        }
+        let after = events(sub, count: lines.count - delivered, after: delivered)
+        XCTAssertEqual(after.bySeq.keys.filter { $0 > delivered }.sorted(), Array(delivered + 1...lines.count),
+                       "every event arrived")
+        for seq in delivered + 1...lines.count { XCTAssertEqual(after.bySeq[seq], withSeq(lines[seq - 1], seq)) }
+        XCTAssertTrue(watch.log().contains("lost the broker"), watch.log())
+    }
+
     func testTheOutboxOfAStoppedTelwatchIsDeliveredByTheNextOne() throws {
         try startModemManager()
         let sub = try subscriber([Self.events], session: "sub-restart")
