@@ -18,6 +18,9 @@ final class MQTTOutbox {
     private let delete: SQLiteStatement
     private let select: SQLiteStatement
     private let saveNext: SQLiteStatement
+    /// Prepared once: a transaction per loop turn is the outbox's most frequent statement pair.
+    private let beginStatement: SQLiteStatement
+    private let commitStatement: SQLiteStatement
     private var inTransaction = false
     private(set) var count: Int
     private(set) var nextSeq: Int
@@ -55,6 +58,8 @@ final class MQTTOutbox {
         select = try database.prepare("SELECT seq, payload FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?",
                                       persistent: true)
         saveNext = try database.prepare("UPDATE counter SET next_seq = ? WHERE id = 1", persistent: true)
+        beginStatement = try database.prepare("BEGIN IMMEDIATE", persistent: true)
+        commitStatement = try database.prepare("COMMIT", persistent: true)
         self.limit = limit
         self.maxAge = maxAge
     }
@@ -127,7 +132,8 @@ final class MQTTOutbox {
             do { try saveNext.step() } catch { try? database.execute("ROLLBACK"); throw error }
             nextSeqSaved = nextSeq
         }
-        try database.execute("COMMIT")
+        defer { commitStatement.reset() }
+        do { try commitStatement.step() } catch { try? database.execute("ROLLBACK"); throw error }
     }
 
     func close() {
@@ -137,7 +143,8 @@ final class MQTTOutbox {
 
     private func begin() throws {
         guard !inTransaction else { return }
-        try database.execute("BEGIN IMMEDIATE")
+        defer { beginStatement.reset() }
+        try beginStatement.step()
         inTransaction = true
     }
 }
