@@ -31,8 +31,15 @@ public final class MQTTSink: EventSink, LoopHook {
     private let loop: EventLoop
     /// Events published at once (QoS 1) before their PUBACKs: libmosquitto's default window.
     static let window = 20
+    /// A reloaded configuration may turn redaction on or off: the retained state and Home
+    /// Assistant's last caller follow at once.
     public var schema: EventSchema {
-        didSet { state.schema = schema }
+        didSet {
+            state.schema = schema
+            guard oldValue.redactNumbers != schema.redactNumbers, link.isConnected else { return }
+            publishDiscovery()
+            publishRetained()
+        }
     }
 
     /// `stateDirectory` holds the outbox; nil keeps it in memory only.
@@ -202,14 +209,17 @@ public final class MQTTSink: EventSink, LoopHook {
         } catch { outboxFailed(error) }
         commit()
         link.publish(state.topics.status, Array("online".utf8), qos: 1, retain: true)
-        if settings.homeAssistant {
-            for (topic, payload) in HomeAssistantDiscovery(settings: settings, topics: state.topics,
-                                                           redactNumbers: schema.redactNumbers).configs() {
-                link.publish(topic, Array(payload.utf8), qos: 1, retain: true)
-            }
-        }
+        publishDiscovery()
         publishRetained()
         pump()
+    }
+
+    private func publishDiscovery() {
+        guard settings.homeAssistant else { return }
+        for (topic, payload) in HomeAssistantDiscovery(settings: settings, topics: state.topics,
+                                                       redactNumbers: schema.redactNumbers).configs() {
+            link.publish(topic, Array(payload.utf8), qos: 1, retain: true)
+        }
     }
 
     private func disconnected() {

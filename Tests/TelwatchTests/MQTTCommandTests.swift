@@ -458,4 +458,23 @@ final class MQTTCommandTests: CommandTestCase {
         XCTAssertFalse(all.contains { $0.payload.contains("15550051") }, "\(all.map(\.payload))")
         XCTAssertTrue(all.contains { $0.topic == Self.root + "/state" && $0.object?["state"] as? String == "ringing" })
     }
+
+    func testRedactionTurnedOnBySIGHUPRemovesTheLastCallerAtOnce() throws {
+        try startModemManager()
+        let lastCaller = "homeassistant/+/+/last_caller/config"
+        let sub = try subscriber([lastCaller])
+        let config = logind.directory + "/reload.conf"
+        let settings = "mqtt = \(broker.url)\nmqtt-topic = \(Self.root)\n"
+        try settings.write(toFile: config, atomically: true, encoding: .utf8)
+        var lines: [String] = []
+        let watch = try telwatch(["--bus", fixture.address, "--json", "--backend", "modemmanager", "--state-dir",
+                                  stateDirectory, "--inhibit", "none", "--config", config])
+        self.lines(watch, until: "ready", into: &lines)
+        let first = sub.readLine(timeout: 15).flatMap(MQTTMessage.init)
+        XCTAssertFalse(first?.payload.isEmpty ?? true, "the entity exists without redaction")
+        try (settings + "redact-numbers = true\n").write(toFile: config, atomically: true, encoding: .utf8)
+        watch.signal(SIGHUP)
+        let removed = sub.readLine(timeout: 15).flatMap(MQTTMessage.init)
+        XCTAssertEqual(removed?.payload, "", "an empty config removes it:\n\(watch.log())")
+    }
 }
