@@ -331,6 +331,17 @@ final class MQTTCommandTests: CommandTestCase {
         let watch = try startMQTTWatch(lines: &lines, ["--mqtt-credentials", credentials])
         try assertOneLineAndTheMonitorGoesOn(watch, brokerSays: "not authorised", words: "not authorised")
         XCTAssertFalse(watch.log().contains("wrong"), "the password is never said")
+
+        // The right password, from the config file this time: the broker lets it in.
+        watch.signal(SIGTERM)
+        XCTAssertEqual(watch.wait(timeout: 15), .exited(0))
+        var more: [String] = []
+        let right = try telwatch(["--bus", fixture.address, "--json", "--backend", "modemmanager", "--state-dir",
+                                  stateDirectory + "2", "--inhibit", "none",
+                                  "--config", try mqttConfig(["mqtt-user = phone", "mqtt-password = right"])])
+        self.lines(right, until: "ready", into: &more)
+        XCTAssertNotNil(broker.waitForLog("as telwatch:\(Self.root)"), right.log())
+        XCTAssertFalse(right.log().contains("mqtt:"), right.log())
     }
 
     func testAnEventTooLargeForTheBrokerIsOneLineAndTheNextOnesFlow() throws {
@@ -384,6 +395,16 @@ final class MQTTCommandTests: CommandTestCase {
                                   "--mqtt", url, "--mqtt-ca", other.ca])
         try assertOneLineAndTheMonitorGoesOn(wrong, brokerSays: "OpenSSL Error", words: "certificate")
         XCTAssertFalse(trusted.log().contains("mqtt:"), trusted.log())
+    }
+
+    func testWithoutMQTTNothingOfItExists() throws {
+        try startModemManager()
+        let watch = try startWatch(["--inhibit", "none"])
+        _ = try ring("+15550091")
+        XCTAssertNotNil(nextEvent(watch, "incoming"))
+        XCTAssertNotEqual(access(stateDirectory + "/mqtt-outbox.db", F_OK), 0, "no outbox")
+        XCTAssertNil(broker.waitForLog("New client connected", timeout: 0.5), "no connection")
+        XCTAssertFalse(watch.log().contains("mqtt"), watch.log())
     }
 
     func testThePasswordIsNeverTakenFromTheCommandLine() throws {
