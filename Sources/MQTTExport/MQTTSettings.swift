@@ -64,7 +64,7 @@ public struct MQTTSettings: Sendable {
     public var caFile: String?
     public var certFile: String?
     public var keyFile: String?
-    /// Seconds between keepalive checks (the broker's `keepalive`); the idle cost of MQTT.
+    /// The MQTT keepalive (seconds): a PINGREQ after this long without traffic; the idle cost of MQTT.
     public var keepalive: Int = 60
     /// The longest wait between two connection attempts (seconds).
     public var reconnectMax: Double = 60
@@ -77,7 +77,7 @@ public struct MQTTSettings: Sendable {
     /// Publish Home Assistant discovery configs under `discoveryPrefix`.
     public var homeAssistant: Bool = true
     public var discoveryPrefix: String = "homeassistant"
-    /// The host's name: the MQTT client id and Home Assistant device are named after it.
+    /// The host's name: the default topic and the Home Assistant device are named after it.
     public var hostName: String
 
     public init(broker: MQTTBroker, topic: String? = nil, hostName: String = MQTTSettings.localHostName()) {
@@ -91,7 +91,8 @@ public struct MQTTSettings: Sendable {
         topic.replacing("%h", with: hostName)
     }
 
-    /// A topic level may not hold MQTT's wildcards or separators; a host name normally has none.
+    /// The host name, fit to be one topic level: MQTT's wildcards and separator (which a host name
+    /// normally does not hold) become `_`.
     public static func localHostName() -> String {
         var buffer = [CChar](repeating: 0, count: 256)
         let name = gethostname(&buffer, buffer.count) == 0
