@@ -164,7 +164,7 @@ public final class MQTTSink: EventSink, LoopHook {
     private func outboxFailed(_ error: Error) {
         guard !outboxTrouble else { return }
         outboxTrouble = true
-        report("mqtt: the outbox cannot be written (\(error)); events may be lost if the broker is away")
+        report("mqtt: the outbox cannot be written (\(error)); the events it cannot keep are not published")
     }
 
     /// Sends what waits, oldest first, keeping at most `window` unacknowledged on the link.
