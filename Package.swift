@@ -2,7 +2,8 @@
 import PackageDescription
 
 // Layers run one way (docs/ARCHITECTURE.md): CLoop → Loop → DBus → BGRunManager / CallMonitor →
-// Pipeline → History, PhoneActions → telwatch. A target lists exactly the modules it may import.
+// Pipeline → History → MQTTExport, and Pipeline → MonitorAPI, PhoneActions → telwatch. A target
+// lists exactly the modules it may import.
 let package = Package(
     name: "telwatch",
     products: [
@@ -21,6 +22,11 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        .systemLibrary(
+            name: "CMosquitto",
+            pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]
+        ),
         .target(name: "Loop", dependencies: ["CLoop"]),
         .target(name: "DBus", dependencies: ["CDBus", "Loop"]),
         .target(name: "BGRunManager", dependencies: ["DBus", "Loop"]),
@@ -29,9 +35,11 @@ let package = Package(
         .target(name: "History", dependencies: ["CSQLite", "Pipeline", "CallMonitor", "BGRunManager", "Loop"]),
         .target(name: "MonitorAPI", dependencies: ["Pipeline", "CallMonitor", "BGRunManager", "DBus", "Loop"]),
         .target(name: "PhoneActions", dependencies: ["Pipeline", "CallMonitor", "DBus", "Loop"]),
+        .target(name: "MQTTExport",
+                dependencies: ["CMosquitto", "History", "CSQLite", "Pipeline", "CallMonitor", "BGRunManager", "Loop"]),
         .executableTarget(name: "telwatch",
-                          dependencies: ["History", "MonitorAPI", "PhoneActions", "Pipeline", "CallMonitor",
-                                         "BGRunManager", "DBus", "Loop"]),
+                          dependencies: ["MQTTExport", "History", "MonitorAPI", "PhoneActions", "Pipeline",
+                                         "CallMonitor", "BGRunManager", "DBus", "Loop"]),
         .executableTarget(name: "dbus-storm-receiver", dependencies: ["DBus", "Loop"], path: "bench/dbus-storm-receiver"),
         .executableTarget(name: "history-bench", dependencies: ["History", "Pipeline", "CallMonitor", "BGRunManager", "Loop"],
                           path: "bench/history-bench"),
@@ -45,8 +53,8 @@ let package = Package(
         .testTarget(name: "HistoryTests",
                     dependencies: ["History", "CSQLite", "Pipeline", "CallMonitor", "BGRunManager", "Loop", "TestSupport"]),
         .testTarget(name: "TelwatchTests",
-                    dependencies: ["telwatch", "History", "CSQLite", "PhoneActions", "Pipeline", "CallMonitor", "BGRunManager",
-                                   "DBus", "Loop", "TestSupport"]),
+                    dependencies: ["telwatch", "MQTTExport", "History", "CSQLite", "PhoneActions", "Pipeline",
+                                   "CallMonitor", "BGRunManager", "DBus", "Loop", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["CallMonitor", "DBus", "Loop", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -21,13 +21,14 @@ public struct SQLiteError: Error, Equatable, CustomStringConvertible {
 }
 
 /// One connection to one database file, used from one thread (the loop's, or a one-shot command's).
-final class SQLiteDatabase {
+/// `package`: the MQTT outbox keeps its own small database with it.
+package final class SQLiteDatabase {
     private(set) var handle: OpaquePointer?
     /// Frames in the WAL after the last commit, once `trackWALFrames()` was called.
     private(set) var walFrames = 0
 
     /// `flags` are `SQLITE_OPEN_*`; a `file:` URI is accepted (`SQLITE_OPEN_URI` is added).
-    init(path: String, flags: Int32) throws {
+    package init(path: String, flags: Int32) throws {
         var opened: OpaquePointer?
         let code = sqlite3_open_v2(path, &opened, flags | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nil)
         guard code == SQLITE_OK, let opened else {
@@ -44,7 +45,7 @@ final class SQLiteDatabase {
     deinit { close() }
 
     /// Closes the connection (the last one out checkpoints the WAL and removes it); safe twice.
-    func close() {
+    package func close() {
         guard let handle else { return }
         sqlite3_wal_hook(handle, nil, nil)
         sqlite3_close_v2(handle)
@@ -53,7 +54,7 @@ final class SQLiteDatabase {
 
     /// Keeps `walFrames` up to date. It replaces SQLite's automatic checkpoints, which use the
     /// same hook: the owner checkpoints when it chooses.
-    func trackWALFrames() {
+    package func trackWALFrames() {
         sqlite3_wal_hook(handle, { context, _, _, frames in
             guard let context else { return SQLITE_OK }
             Unmanaged<SQLiteDatabase>.fromOpaque(context).takeUnretainedValue().walFrames = Int(frames)
@@ -62,18 +63,18 @@ final class SQLiteDatabase {
     }
 
     /// How long a statement waits for another connection's lock before it fails with `SQLITE_BUSY`.
-    func setBusyTimeout(_ seconds: Double) {
+    package func setBusyTimeout(_ seconds: Double) {
         sqlite3_busy_timeout(handle, Int32(max(0, min(seconds, 60)) * 1000))
     }
 
     /// Whether SQLite could open the file only for reading (it falls back silently).
-    var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
+    package var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
 
     /// Rows changed by the last statement.
-    var changes: Int { Int(sqlite3_changes(handle)) }
+    package var changes: Int { Int(sqlite3_changes(handle)) }
 
     /// Runs statements that return no rows worth reading.
-    func execute(_ sql: String) throws {
+    package func execute(_ sql: String) throws {
         var message: UnsafeMutablePointer<CChar>?
         let code = sqlite3_exec(handle, sql, nil, nil, &message)
         defer { sqlite3_free(message) }
@@ -84,7 +85,7 @@ final class SQLiteDatabase {
     }
 
     /// `persistent`: kept for the life of the connection (SQLite then allocates it apart).
-    func prepare(_ sql: String, persistent: Bool = false) throws -> SQLiteStatement {
+    package func prepare(_ sql: String, persistent: Bool = false) throws -> SQLiteStatement {
         var statement: OpaquePointer?
         let flags = persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
         guard sqlite3_prepare_v3(handle, sql, -1, flags, &statement, nil) == SQLITE_OK, let statement else {
@@ -94,14 +95,14 @@ final class SQLiteDatabase {
     }
 
     /// The integer a pragma such as `user_version` returns.
-    func integer(pragma: String) throws -> Int {
+    package func integer(pragma: String) throws -> Int {
         let statement = try prepare("PRAGMA " + pragma)
         guard try statement.step() else { return 0 }
         return statement.int(0)
     }
 
     /// The first text a statement returns (`PRAGMA journal_mode = WAL` answers the mode it got).
-    func text(_ sql: String) throws -> String? {
+    package func text(_ sql: String) throws -> String? {
         let statement = try prepare(sql)
         guard try statement.step() else { return nil }
         return statement.text(0)
@@ -109,7 +110,7 @@ final class SQLiteDatabase {
 
     /// Runs `body` in one write transaction: committed when it returns, rolled back when it throws.
     /// `IMMEDIATE` takes the write lock first, so a busy database fails before any work is done.
-    func transaction<T>(_ body: () throws -> T) throws -> T {
+    package func transaction<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()
@@ -124,7 +125,7 @@ final class SQLiteDatabase {
 
     /// Copies what the WAL holds into the database without waiting for anyone (`PASSIVE`);
     /// returns whether all of it was copied.
-    func checkpoint() throws -> Bool {
+    package func checkpoint() throws -> Bool {
         var frames: Int32 = 0
         var copied: Int32 = 0
         let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &frames, &copied)
@@ -140,7 +141,7 @@ final class SQLiteDatabase {
 
 /// A prepared statement. Binding and reading are by position (1-based binds, 0-based columns,
 /// as SQLite counts them).
-final class SQLiteStatement {
+package final class SQLiteStatement {
     private let statement: OpaquePointer
     private unowned let database: SQLiteDatabase
 
@@ -151,7 +152,7 @@ final class SQLiteStatement {
 
     deinit { sqlite3_finalize(statement) }
 
-    func bind(_ index: Int32, _ value: String?) {
+    package func bind(_ index: Int32, _ value: String?) {
         guard let value else { sqlite3_bind_null(statement, index); return }
         // Bytes as they came (a caller id may hold anything UTF-8 can), copied by SQLite.
         var copy = value
@@ -161,18 +162,18 @@ final class SQLiteStatement {
         }
     }
 
-    func bind(_ index: Int32, _ value: Double?) {
+    package func bind(_ index: Int32, _ value: Double?) {
         guard let value, value.isFinite else { sqlite3_bind_null(statement, index); return }
         sqlite3_bind_double(statement, index, value)
     }
 
-    func bind(_ index: Int32, _ value: Int) { sqlite3_bind_int64(statement, index, Int64(value)) }
+    package func bind(_ index: Int32, _ value: Int) { sqlite3_bind_int64(statement, index, Int64(value)) }
 
-    func bind(_ index: Int32, _ value: Bool) { sqlite3_bind_int(statement, index, value ? 1 : 0) }
+    package func bind(_ index: Int32, _ value: Bool) { sqlite3_bind_int(statement, index, value ? 1 : 0) }
 
     /// Steps once; true when a row is there to read.
     @discardableResult
-    func step() throws -> Bool {
+    package func step() throws -> Bool {
         switch sqlite3_step(statement) {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
@@ -181,24 +182,24 @@ final class SQLiteStatement {
     }
 
     /// Ready to run again, binds cleared.
-    func reset() {
+    package func reset() {
         sqlite3_reset(statement)
         sqlite3_clear_bindings(statement)
     }
 
-    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
+    package func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
 
-    func text(_ column: Int32) -> String? {
+    package func text(_ column: Int32) -> String? {
         guard !isNull(column), let bytes = sqlite3_column_text(statement, column) else { return nil }
         let count = Int(sqlite3_column_bytes(statement, column))
         return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
     }
 
-    func double(_ column: Int32) -> Double? {
+    package func double(_ column: Int32) -> Double? {
         isNull(column) ? nil : sqlite3_column_double(statement, column)
     }
 
-    func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(statement, column)) }
+    package func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(statement, column)) }
 
-    func bool(_ column: Int32) -> Bool { sqlite3_column_int64(statement, column) != 0 }
+    package func bool(_ column: Int32) -> Bool { sqlite3_column_int64(statement, column) != 0 }
 }

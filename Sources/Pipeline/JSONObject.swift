@@ -107,6 +107,12 @@ public struct JSONObject: EventFieldWriter {
         return representable ? Int64((seconds * 1000).rounded(.down)) : 0
     }
 
+    /// A value already written as JSON: a nested object's `lineBytes`, or an array.
+    public mutating func add(_ name: StaticString, json value: [UInt8]) {
+        key(name)
+        bytes.append(contentsOf: value)
+    }
+
     /// The finished object, without a newline.
     public var lineBytes: [UInt8] {
         var out = bytes

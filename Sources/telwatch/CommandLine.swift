@@ -49,7 +49,8 @@ enum WatchArguments {
                 guard !options.runCommand.isEmpty else { throw UsageError("--run needs a command: --run -- CMD ARGS…") }
             case "--backend", "--bus", "--inhibit", "--hooks", "--lease", "--heartbeat", "--hook-timeout",
                  "--stop-grace", "--state-dir", "--resume-grace", "--history-keep", "--session-bus",
-                 "--contacts", "--api-bus":
+                 "--contacts", "--api-bus",
+                 "--mqtt", "--mqtt-topic", "--mqtt-credentials", "--mqtt-ca", "--mqtt-cert", "--mqtt-key":
                 try options.set(String(argument.dropFirst(2)), try cursor.value(for: argument))
             case "--while":
                 // `--while 'ringing=fbcli -E phone-incoming-call'`: the config file's `while.ringing = …`.
@@ -59,6 +60,9 @@ enum WatchArguments {
                                      + "not \(Parse.quoted(value))")
                 }
                 try options.set("while." + value[..<equals], String(value[value.index(after: equals)...]))
+            case "--mqtt-password", "--mqtt-user":
+                throw UsageError("\(argument) is not taken on the command line, where ps shows it: set it in the "
+                                 + "config file or give --mqtt-credentials FILE")
             case "--":
                 throw UsageError("unexpected '--' (the run command goes after --run: --run -- CMD ARGS…)")
             default:
@@ -146,10 +150,15 @@ enum Help {
       --notify                           a desktop notification for each missed call
       --session-bus ADDRESS              the phone session's bus for those (default
                                          $DBUS_SESSION_BUS_ADDRESS)
-      --redact-numbers                   show only the last two digits of phone numbers (also in the API)
+      --redact-numbers                   show only the last two digits of phone numbers (API and MQTT too)
       --no-api                           do not own io.telwatch.Monitor1, the D-Bus API that
                                          `telwatch status` and `telwatch events` ask
       --api-bus system|session           the API's bus (default: the bus watched)
+      --mqtt mqtt[s]://HOST[:PORT]       also publish to an MQTT broker (README "MQTT"): retained
+                                         TOPIC/status, /calls, /run, /state; every event on /events
+      --mqtt-topic TOPIC                 the topics' root (default telwatch/%h, %h the host name)
+      --mqtt-credentials FILE            the MQTT user (line 1) and password (line 2); never on argv
+      --mqtt-ca FILE, --mqtt-cert FILE, --mqtt-key FILE   TLS: the broker's CA, a client certificate
       --quiet | --verbose                less or more on stdout and stderr
       --config FILE                      KEY = VALUE settings (the long option names); flags win
     DURATION: seconds, or with a unit: 90s, 5m, 1h.

@@ -67,6 +67,8 @@ struct WatchOptions {
     /// Own io.telwatch.Monitor1 (docs/dbus-api.md) on `apiBus`, nil meaning the watched bus.
     var api = true
     var apiBus: BusAddress?
+    /// Publish to an MQTT broker (`--mqtt URL`); nothing of MQTT exists without it.
+    var mqtt = MQTTOptions()
 }
 
 extension WatchOptions {
@@ -96,6 +98,7 @@ extension WatchOptions {
         compare("contacts", \.contactsFile)
         compare("api", \.api)
         compare("api-bus", \.apiBus)
+        compare("mqtt", \.mqtt)
         return changed.reduce(into: []) { if !$0.contains($1) { $0.append($1) } }
     }
 }
@@ -340,7 +343,8 @@ extension WatchOptions {
             case "verbose": verbosity = .verbose
             default: throw UsageError("verbosity takes quiet, normal or verbose, not \(Parse.quoted(value))")
             }
-        default: throw UsageError("unknown setting \(Parse.quoted(name))")
+        default:
+            guard try mqtt.set(name, value) else { throw UsageError("unknown setting \(Parse.quoted(name))") }
         }
     }
 

@@ -4,6 +4,7 @@ import DBus
 import Glibc
 import History
 import Loop
+import MQTTExport
 import MonitorAPI
 import PhoneActions
 import Pipeline
@@ -27,6 +28,7 @@ final class WatchSession {
     private let stream: OutputSink
     private let hooks: HookRunner
     private var scopedCommands: ScopedCommandSink?
+    private var mqtt: MQTTSink?
     /// Parses the options again (SIGHUP); nil when they cannot be read again.
     var reloadOptions: () throws -> WatchOptions? = { nil }
     private var monitor: CallMonitor!
@@ -97,6 +99,13 @@ final class WatchSession {
             pipeline.append(api)
         }
         pipeline.append(CallHookSink(hooks: hooks, runs: telManager, contacts: contacts))
+        // After the runs (an event's consequences are in its turn) and before the history, whose
+        // disk writes come after the turn's messages are out (docs/ARCHITECTURE.md, "MQTT").
+        if let settings = try options.mqtt.settings() {
+            mqtt = MQTTSink(settings: settings, schema: stream.schema, loop: loop,
+                            stateDirectory: runs?.stateStore?.directory, report: { warn($0) })
+            mqtt.map(pipeline.append)
+        }
         if let history = historySink() { self.history = history; pipeline.append(history) }
 
         let monitor = CallMonitor(connection: connection, backends: options.backend, onEvents: { [weak self] events in
@@ -213,6 +222,7 @@ final class WatchSession {
         stream.verbosity = new.verbosity
         stream.schema = EventSchema(redactNumbers: new.redactNumbers, contacts: stream.schema.contacts)
         api?.api.schema = stream.schema
+        mqtt?.schema = stream.schema
         let waiting = options.settingsNeedingARestart(comparedWith: new)
         if new.verbosity != .quiet {
             warn("reloaded the configuration" + (waiting.isEmpty ? ""

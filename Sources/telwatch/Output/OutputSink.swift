@@ -27,53 +27,27 @@ final class OutputSink: EventSink, LoopHook {
     }
 
     func receive(_ event: PipelineEvent, liveCalls: Int) {
+        if json { return schema.records(of: event, liveCalls: liveCalls, seconds: seconds) { write($0) } }
         switch event {
         case .calls(let events, let time):
             for call in events {
-                if json {
-                    var object = JSONObject(seconds: seconds)
-                    if schema.write(call, time: time, liveCalls: liveCalls, into: &object) { write(object) }
-                } else if let line = callFormat.text(call, time: time, liveCalls: liveCalls) {
-                    write(line)
-                }
+                if let line = callFormat.text(call, time: time, liveCalls: liveCalls) { write(line) }
             }
         case .run(let run):
-            if json {
-                var object = JSONObject(seconds: seconds)
-                if schema.write(run, liveCalls: liveCalls, into: &object) { write(object) }
-            } else if shows(byDefault: ServiceEventFormat.isShownByDefault(run)) {
-                write(ServiceEventFormat.text(run))
-            }
+            if shows(byDefault: ServiceEventFormat.isShownByDefault(run)) { write(ServiceEventFormat.text(run)) }
         case .sleep(let sleep):
-            if json {
-                var object = JSONObject(seconds: seconds)
-                if schema.write(sleep, liveCalls: liveCalls, into: &object) { write(object) }
-            } else if shows(byDefault: ServiceEventFormat.isShownByDefault(sleep)),
-                      let line = ServiceEventFormat.text(sleep, liveCalls: liveCalls) {
+            if shows(byDefault: ServiceEventFormat.isShownByDefault(sleep)),
+               let line = ServiceEventFormat.text(sleep, liveCalls: liveCalls) {
                 write(line)
             }
         case .backend(let notice, let time):
-            if json {
-                var object = JSONObject(seconds: seconds)
-                if schema.write(notice, time: time, into: &object) { write(object) }
-            } else if verbosity != .quiet, let line = ServiceEventFormat.text(notice, time: time) {
-                write(line)
-            }
-        case .ready(let time):
-            guard json else { return }
-            var object = JSONObject(seconds: seconds)
-            schema.writeReady(time: time, liveCalls: liveCalls, into: &object)
-            write(object)
-        case .stats(let stats):
+            if verbosity != .quiet, let line = ServiceEventFormat.text(notice, time: time) { write(line) }
+        case .stats(let stats) where stats.occasion == .stats:
+            // Asked for on purpose (SIGUSR1): said on stderr, out of the way of the text stream.
             var object = JSONObject(seconds: seconds)
             schema.write(stats, liveCalls: liveCalls, into: &object)
-            if json {
-                write(object)
-            } else if stats.occasion == .stats {
-                // Asked for on purpose (SIGUSR1): said on stderr, out of the way of the text stream.
-                warn(object.line)
-            }
-        case .hook:
+            warn(object.line)
+        case .ready, .stats, .hook:
             break
         }
     }

@@ -1,0 +1,107 @@
+import BGRunManager
+import CallMonitor
+import Pipeline
+
+/// telwatch's topics under one root.
+public struct MQTTTopics: Sendable {
+    public let root: String
+    /// `online` / `offline` (retained; `offline` is also the last will).
+    public var status: String { root + "/status" }
+    /// The live calls, a JSON array of each call's latest event line (retained).
+    public var calls: String { root + "/calls" }
+    /// The background run: `{"running": …}` (retained).
+    public var run: String { root + "/run" }
+    /// A summary for dashboards and Home Assistant: state, ringing, last caller (retained).
+    public var state: String { root + "/state" }
+    /// Every event, QoS 1, not retained.
+    public var events: String { root + "/events" }
+    public let discoveryPrefix: String
+
+    public init(root: String, discoveryPrefix: String) {
+        self.root = root
+        self.discoveryPrefix = discoveryPrefix
+    }
+}
+
+/// What the retained topics say now, kept up to date from the events. The calls' lines are
+/// written by `EventSchema`, as on the event stream.
+struct MQTTRetainedState {
+    let topics: MQTTTopics
+    var schema: EventSchema
+    private var calls: [(call: CallSnapshot, line: String)] = []
+    private var run: RunInfo?
+    private var lastCaller: (number: String, name: String?)?
+    /// Whether the last `note` changed a retained topic.
+    private(set) var changed = false
+
+    init(topics: MQTTTopics, schema: EventSchema) {
+        self.topics = topics
+        self.schema = schema
+    }
+
+    mutating func note(_ event: PipelineEvent) {
+        changed = false
+        switch event {
+        case .calls(let events, let time):
+            for event in events { note(event, time: time) }
+        case .run(let run):
+            switch run.kind {
+            case .started(let info): self.run = info
+            case .stopped, .expired: self.run = nil
+            default: return
+            }
+            changed = true
+        default:
+            break
+        }
+    }
+
+    private mutating func note(_ event: TrackerEvent, time: Double) {
+        let call: CallSnapshot
+        switch event {
+        case .transition(let snapshot, _), .updated(let snapshot): call = snapshot
+        default: return
+        }
+        changed = true
+        let index = calls.firstIndex { $0.call.id == call.id }
+        guard call.state != .disconnected else {
+            if let index { calls.remove(at: index) }
+            return
+        }
+        if call.direction == .incoming, call.state == .incoming { lastCaller = (call.number, call.name) }
+        var object = JSONObject()
+        let live = calls.count + (index == nil ? 1 : 0)
+        guard schema.write(event, time: time, liveCalls: live, into: &object) else { return }
+        if let index { calls[index] = (call, object.line) } else { calls.append((call, object.line)) }
+    }
+
+    /// `idle`, `ringing`, `dialing` or `connected`: the most urgent of the live calls' states.
+    var summary: String {
+        let states = Set(calls.map(\.call.state))
+        if states.contains(.incoming) { return "ringing" }
+        if states.contains(.connected) { return "connected" }
+        if states.contains(.dialing) { return "dialing" }
+        return "idle"
+    }
+
+    /// Every retained topic with its payload now.
+    func retainedMessages() -> [(topic: String, payload: [UInt8])] {
+        let array = "[" + calls.map(\.line).joined(separator: ",") + "]"
+        var runObject = JSONObject()
+        runObject.add("running", run != nil)
+        runObject.add("run_id", run?.id)
+        runObject.add("reason", run?.reason)
+        runObject.add("since", time: run?.startedAt)
+        var stateObject = JSONObject()
+        stateObject.add("state", summary)
+        stateObject.add("ringing", summary == "ringing")
+        stateObject.add("live_calls", calls.count)
+        // A redacted host does not publish its callers at all: last digits say too much in a home.
+        if !schema.redactNumbers {
+            stateObject.add("last_caller", lastCaller.map { schema.number($0.number) })
+            stateObject.add("last_caller_name", lastCaller?.name)
+        }
+        return [(topics.calls, Array(array.utf8)), (topics.run, runObject.lineBytes),
+                (topics.state, stateObject.lineBytes)]
+    }
+}

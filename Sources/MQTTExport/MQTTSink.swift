@@ -1,0 +1,239 @@
+import CallMonitor
+import Loop
+import Pipeline
+
+/// The MQTT export, one sink: every event of the event stream goes to `TOPIC/events` (QoS 1) as
+/// its exact JSON line plus `seq`, a number per host that grows by one per event and survives
+/// restarts; the live calls, the run and a summary are retained on `TOPIC/calls`, `TOPIC/run`
+/// and `TOPIC/state`; `TOPIC/status` is `online`, and `offline` when telwatch stops or (the last
+/// will) vanishes. Events go through the durable outbox: published in order, deleted when
+/// acknowledged, sent again after a reconnect or a restart. Everything is published in the
+/// loop's `prepare`, after the turn's events reached every sink and the outbox committed them.
+public final class MQTTSink: EventSink, LoopHook {
+    private let settings: MQTTSettings
+    private let link: MQTTLink
+    private let outbox: MQTTOutbox?
+    private let report: (String) -> Void
+    private let seconds = RFC3339Seconds()
+    private var state: MQTTRetainedState
+    /// Message id → sequence number of the events published on this connection and not acknowledged.
+    private var inFlight: [Int32: Int] = [:]
+    /// The highest sequence number published on this connection: none is sent twice on one.
+    private var sentUpTo = 0
+    private var retainedDirty = false
+    private var outboxTrouble = false
+    /// Events dropped by the outbox's bounds and not yet announced.
+    private var dropped: (count: Int, first: Int, last: Int)?
+    /// Past `finish`: the outbox is closed, and the exit line is not published.
+    private var finished = false
+    /// Stopping, waiting for the last PUBACKs.
+    private var finishing: (timer: TimerSource, done: () -> Void)?
+    private let loop: EventLoop
+    /// Events published at once (QoS 1) before their PUBACKs: libmosquitto's default window.
+    static let window = 20
+    /// A reloaded configuration may turn redaction on or off: the retained state and Home
+    /// Assistant's last caller follow at once.
+    public var schema: EventSchema {
+        didSet {
+            state.schema = schema
+            guard oldValue.redactNumbers != schema.redactNumbers, link.isConnected else { return }
+            publishDiscovery()
+            publishRetained()
+        }
+    }
+
+    /// `stateDirectory` holds the outbox; nil keeps it in memory only.
+    public init(settings: MQTTSettings, schema: EventSchema, loop: EventLoop, stateDirectory: String?,
+                report: @escaping (String) -> Void) {
+        self.settings = settings
+        self.schema = schema
+        self.report = report
+        self.loop = loop
+        let topics = MQTTTopics(root: settings.topic, discoveryPrefix: settings.discoveryPrefix)
+        state = MQTTRetainedState(topics: topics, schema: schema)
+        var opened: MQTTOutbox?
+        do {
+            opened = try MQTTOutbox(directory: stateDirectory, limit: settings.outboxLimit, maxAge: settings.outboxMaxAge)
+        } catch {
+            report("mqtt: the outbox \(MQTTOutbox.fileName) cannot be opened (\(error)); "
+                   + "events wait in memory only and do not survive a restart")
+            opened = try? MQTTOutbox(directory: nil, limit: settings.outboxLimit, maxAge: settings.outboxMaxAge)
+        }
+        outbox = opened
+        link = MQTTLink(loop: loop, settings: settings, will: (topics.status, "offline"), report: report)
+        link.onConnected = { [weak self] in self?.connected() }
+        link.onDisconnected = { [weak self] in self?.disconnected() }
+        link.onAcknowledged = { [weak self] mid in self?.acknowledged(mid) }
+        loop.addHook(self)
+        link.start()
+    }
+
+    public func receive(_ event: PipelineEvent, liveCalls: Int) {
+        guard !finished else { return }
+        state.note(event)
+        retainedDirty = retainedDirty || state.changed
+        schema.records(of: event, liveCalls: liveCalls, seconds: seconds) { object in
+            guard let outbox else { return }
+            let seq = outbox.takeSeq()
+            object.add("seq", seq)
+            store(seq: seq, payload: object.line)
+        }
+    }
+
+    /// telwatch is stopping: `offline` (retained) and a clean goodbye; the outbox keeps what waits.
+    /// Waits (at most `finishBound` seconds) for the PUBACKs of what was published, so the next
+    /// start does not send those events again.
+    public func finish(then done: @escaping () -> Void) {
+        prepareTurn()
+        finished = true
+        guard link.isConnected, !inFlight.isEmpty,
+              let timer = try? loop.timer({ [weak self] in self?.goodbye() }) else { return goodbye(then: done) }
+        finishing = (timer, done)
+        timer.schedule(after: MQTTSink.finishBound)
+    }
+
+    static let finishBound = 1.0
+
+    private func goodbye(then done: (() -> Void)? = nil) {
+        let done = done ?? finishing?.done
+        finishing?.timer.cancel()
+        finishing = nil
+        if link.isConnected {
+            link.publish(state.topics.status, Array("offline".utf8), qos: 1, retain: true)
+        }
+        link.stop()
+        outbox?.close()
+        done?()
+    }
+
+    public func prepare() -> Double? {
+        if !finished { prepareTurn() }
+        return nil
+    }
+
+    public func afterWait(now: Double) {}
+
+    private func prepareTurn() {
+        commit()
+        guard link.isConnected else { return }
+        if retainedDirty { publishRetained() }
+        pump()
+    }
+
+    private func store(seq: Int, payload: String) {
+        guard let outbox else { return }
+        do {
+            try outbox.add(seq: seq, time: wallClockNow(), payload: payload)
+            if outbox.count > outbox.limit { try dropPastBounds() }
+        } catch {
+            outboxFailed(error)
+        }
+    }
+
+    /// The bounds: the oldest events go (past the count, or older than the age). What went is
+    /// tallied and said once per outage on stderr, and once as an `mqtt-dropped` event when the
+    /// broker is back (`announceDropped`).
+    private func dropPastBounds() throws {
+        guard let outbox, let range = try outbox.enforceBounds(now: wallClockNow()) else { return }
+        if dropped == nil {
+            report("mqtt: the outbox is past its bounds (\(outbox.limit) events or \(Int(outbox.maxAge / 3600)) h): "
+                   + "dropping the oldest events until the broker is back")
+        }
+        dropped = (count: (dropped?.count ?? 0) + range.count, first: dropped?.first ?? range.first, last: range.last)
+    }
+
+    /// One `mqtt-dropped` event, with a number of its own, says how many events and which numbers were lost.
+    private func announceDropped() throws {
+        guard let outbox, let dropped else { return }
+        self.dropped = nil
+        var object = JSONObject(seconds: seconds)
+        object.add("event", "mqtt-dropped")
+        object.add("time", time: wallClockNow())
+        object.add("dropped", dropped.count)
+        object.add("first_seq", dropped.first)
+        object.add("last_seq", dropped.last)
+        let seq = outbox.takeSeq()
+        object.add("seq", seq)
+        try outbox.add(seq: seq, time: wallClockNow(), payload: object.line)
+    }
+
+    private func commit() {
+        do { try outbox?.commit() } catch { outboxFailed(error) }
+    }
+
+    private func outboxFailed(_ error: Error) {
+        guard !outboxTrouble else { return }
+        outboxTrouble = true
+        report("mqtt: the outbox cannot be written (\(error)); the events it cannot keep are not published")
+    }
+
+    /// Sends what waits, oldest first, keeping at most `window` unacknowledged on the link.
+    private func pump() {
+        guard let outbox, link.isConnected, inFlight.count < MQTTSink.window else { return }
+        let rows: [MQTTOutbox.Row]
+        do { rows = try outbox.rows(after: sentUpTo, limit: MQTTSink.window - inFlight.count) } catch {
+            return outboxFailed(error)
+        }
+        for row in rows {
+            switch link.publish(state.topics.events, Array(row.payload.utf8), qos: 1, retain: false) {
+            case .sent(let mid):
+                inFlight[mid] = row.seq
+            case .tooLarge:
+                // It would fail the same way on every connection: it leaves (said on stderr).
+                do { try outbox.acknowledge(seq: row.seq) } catch { outboxFailed(error) }
+            case .notSent:
+                // The link just went: the outbox sends it on the next connection.
+                return
+            }
+            sentUpTo = row.seq
+        }
+    }
+
+    private func acknowledged(_ mid: Int32) {
+        guard let seq = inFlight.removeValue(forKey: mid) else { return }
+        do { try outbox?.acknowledge(seq: seq) } catch { outboxFailed(error) }
+        guard finishing == nil else {
+            // Not from inside libmosquitto's callback: the goodbye destroys the connection.
+            if inFlight.isEmpty { loop.soon { [weak self] in self?.goodbye() } }
+            return
+        }
+        pump()
+    }
+
+    private func connected() {
+        inFlight.removeAll()
+        sentUpTo = 0
+        do {
+            try dropPastBounds()
+            try announceDropped()
+        } catch { outboxFailed(error) }
+        commit()
+        link.publish(state.topics.status, Array("online".utf8), qos: 1, retain: true)
+        publishDiscovery()
+        publishRetained()
+        pump()
+    }
+
+    private func publishDiscovery() {
+        guard settings.homeAssistant else { return }
+        for (topic, payload) in HomeAssistantDiscovery(settings: settings, topics: state.topics,
+                                                       redactNumbers: schema.redactNumbers).configs() {
+            link.publish(topic, Array(payload.utf8), qos: 1, retain: true)
+        }
+    }
+
+    private func disconnected() {
+        inFlight.removeAll()
+        if finishing != nil { goodbye() }
+    }
+
+    /// QoS 0: each is the whole state, published again on every change and every connection, so
+    /// an update lost with a connection is made good by the next one; it saves a PUBACK (a loop
+    /// turn) per topic and change.
+    private func publishRetained() {
+        retainedDirty = false
+        for (topic, payload) in state.retainedMessages() {
+            link.publish(topic, payload, qos: 0, retain: true)
+        }
+    }
+}

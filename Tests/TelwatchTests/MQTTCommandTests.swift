@@ -1,0 +1,501 @@
+import DBus
+import Foundation
+import Glibc
+import Loop
+import TestSupport
+import XCTest
+
+/// `telwatch --mqtt` against Debian's real `mosquitto` on 127.0.0.1, read by `mosquitto_sub`.
+final class MQTTCommandTests: CommandTestCase {
+    static let root = "telwatch/test"
+    static let events = root + "/events"
+    static let callInterface = "org.freedesktop.ModemManager1.Call"
+    var broker: MosquittoBroker!
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        let directory = logind.directory + "/mqtt"
+        mkdir(directory, 0o700)
+        broker = try MosquittoBroker(fixture: fixture, directory: directory)
+    }
+
+    /// A config file with the MQTT settings (a short reconnect delay keeps the tests quick).
+    func mqttConfig(_ lines: [String] = []) throws -> String {
+        let path = logind.directory + "/mqtt-\(Int.random(in: 0..<1_000_000)).conf"
+        let text = (["mqtt = \(broker.url)", "mqtt-topic = \(Self.root)", "mqtt-reconnect-max = 1"] + lines)
+            .joined(separator: "\n") + "\n"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// A subscriber, waited for until the broker has its subscription.
+    func subscriber(_ topics: [String] = [root + "/#"], session: String? = nil) throws -> TestProcess {
+        let id = session ?? "sub-\(Int.random(in: 0..<1_000_000))"
+        let sub = try broker.subscribe(topics, session: id, extra: session == nil ? ["-i", id] : [])
+        XCTAssertNotNil(broker.waitForLog("Sending SUBACK to \(id)"), "the subscriber never subscribed:\n\(sub.log())")
+        return sub
+    }
+
+    /// Every JSON line telwatch writes until (and with) the first `event`.
+    func lines(_ watch: TestProcess, until event: String, into lines: inout [String]) {
+        let found = watch.readLine(timeout: 15, where: { line in
+            lines.append(line)
+            return JSONLine.object(line)?["event"] as? String == event
+        })
+        XCTAssertNotNil(found, "no \(event) from telwatch:\n\(watch.log())")
+    }
+
+    /// The `events` messages until `count` distinct sequence numbers above `after` arrived
+    /// (bounded), keyed by seq. Numbers up to `after` may come again (QoS 1 is at least once: an
+    /// event whose PUBACK was lost with the broker is sent again) and are not counted.
+    func events(_ sub: TestProcess, count: Int, after: Int = 0, timeout: Double = 30)
+        -> (bySeq: [Int: String], order: [Int]) {
+        var bySeq: [Int: String] = [:]
+        var order: [Int] = []
+        let deadline = monotonicNow() + timeout
+        while bySeq.keys.filter({ $0 > after }).count < count,
+              let message = sub.nextMessage(on: Self.events, timeout: max(0, deadline - monotonicNow())) {
+            guard let seq = message.object?["seq"] as? Int else {
+                XCTFail("an event without seq: \(message.payload)")
+                continue
+            }
+            order.append(seq)
+            if bySeq[seq] == nil { bySeq[seq] = message.payload }
+        }
+        return (bySeq, order)
+    }
+
+    /// The event stream's line with `seq` added: what MQTT carries.
+    func withSeq(_ line: String, _ seq: Int) -> String {
+        String(line.dropLast()) + ",\"seq\":\(seq)}"
+    }
+
+    func missedCall(_ watch: TestProcess, _ number: String, lines: inout [String]) throws {
+        let call = try ring(number)
+        self.lines(watch, until: "incoming", into: &lines)
+        try control("RemoteHangup", [.objectPath(try ObjectPath(call))])
+        self.lines(watch, until: "run-stopped", into: &lines)
+    }
+
+    /// `telwatch --json --mqtt …`, with every line up to `ready` collected.
+    func startMQTTWatch(lines: inout [String], _ extra: [String] = [], config: [String] = []) throws -> TestProcess {
+        let watch = try telwatch(["--bus", fixture.address, "--json", "--backend", "modemmanager", "--state-dir",
+                                  stateDirectory, "--inhibit", "none", "--config", try mqttConfig(config)] + extra)
+        self.lines(watch, until: "ready", into: &lines)
+        return watch
+    }
+
+    /// Every message until `count` events arrived, in the order of arrival.
+    func messages(_ sub: TestProcess, events count: Int, timeout: Double = 30) -> [MQTTMessage] {
+        var messages: [MQTTMessage] = []
+        var seen = Set<Int>()
+        let deadline = monotonicNow() + timeout
+        while seen.count < count, let line = sub.readLine(timeout: max(0, deadline - monotonicNow())) {
+            guard let message = MQTTMessage(line) else { continue }
+            messages.append(message)
+            if message.topic == Self.events, let seq = message.object?["seq"] as? Int { seen.insert(seq) }
+        }
+        return messages
+    }
+
+    /// The calls' states in a `calls` payload.
+    func callStates(_ payload: String) -> [String] {
+        guard let array = try? JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [[String: Any]] else { return ["?"] }
+        return array.compactMap { $0["state"] as? String }
+    }
+
+    // MARK: The event stream, exactly
+
+    func testAFullScenarioArrivesAsTheExactEventLinesInOrderWithRetainedState() throws {
+        try startModemManager()
+        let sub = try subscriber()
+        var lines: [String] = []
+        let watch = try startMQTTWatch(lines: &lines)
+
+        // Answered, then hung up by the far end.
+        let answered = try ring("+15550001")
+        self.lines(watch, until: "incoming", into: &lines)
+        try mm(answered, Self.callInterface, "Accept")
+        self.lines(watch, until: "connected", into: &lines)
+        try control("RemoteHangup", [.objectPath(try ObjectPath(answered))])
+        self.lines(watch, until: "run-stopped", into: &lines)
+        // Missed.
+        try missedCall(watch, "+15550002", lines: &lines)
+        // Outgoing.
+        let outgoing = try control("Dial", [.objectPath(try ObjectPath(Self.modem0)), .string("+15550004")])
+            .first?.objectPath?.rawValue ?? ""
+        self.lines(watch, until: "dialing", into: &lines)
+        try setState(outgoing, .ringingOut, reason: .outgoingStarted)
+        try setState(outgoing, .active, reason: .accepted)
+        self.lines(watch, until: "connected", into: &lines)
+        try mm(outgoing, Self.callInterface, "Hangup")
+        self.lines(watch, until: "run-stopped", into: &lines)
+        // Waiting and held: a second call waits, the first is held and the second answered.
+        let first = try ring("+15550005")
+        self.lines(watch, until: "incoming", into: &lines)
+        try mm(first, Self.callInterface, "Accept")
+        self.lines(watch, until: "connected", into: &lines)
+        let second = try control("Wait", [.objectPath(try ObjectPath(Self.modem0)), .string("+15550006")])
+            .first?.objectPath?.rawValue ?? ""
+        self.lines(watch, until: "incoming", into: &lines)
+        try mm(Self.modem0, "org.freedesktop.ModemManager1.Modem.Voice", "HoldAndAccept")
+        self.lines(watch, until: "connected", into: &lines)
+        self.lines(watch, until: "connected", into: &lines)
+        try control("RemoteHangup", [.objectPath(try ObjectPath(second))])
+        self.lines(watch, until: "disconnected", into: &lines)
+        try setState(first, .active, reason: .unknown)
+        try mm(first, Self.callInterface, "Hangup")
+        self.lines(watch, until: "run-stopped", into: &lines)
+
+        let messages = self.messages(sub, events: lines.count)
+        let events = messages.filter { $0.topic == Self.events }.map(\.payload)
+        XCTAssertEqual(events, lines.enumerated().map { withSeq($1, $0 + 1) },
+                       "every event line, exactly, in order, numbered from 1")
+        XCTAssertEqual(messages.first { $0.topic == Self.root + "/status" }?.payload, "online")
+        // The retained calls followed every step: ringing, answered, held, and none at the end.
+        let calls = messages.filter { $0.topic == Self.root + "/calls" }.map { callStates($0.payload) }
+        XCTAssertTrue(calls.contains(["incoming"]), "\(calls)")
+        XCTAssertTrue(calls.contains(["connected"]), "\(calls)")
+        XCTAssertTrue(calls.contains(["dialing"]), "\(calls)")
+        XCTAssertTrue(calls.contains(["connected", "incoming"]), "a waiting call beside the live one: \(calls)")
+        let states = messages.filter { $0.topic == Self.root + "/state" }.compactMap { $0.object?["state"] as? String }
+        XCTAssertTrue(states.contains("ringing") && states.contains("dialing") && states.contains("connected"), "\(states)")
+
+        // A subscriber that comes later gets the retained state now.
+        let late = try broker.subscribe([Self.root + "/status", Self.root + "/calls", Self.root + "/state",
+                                         Self.root + "/run"])
+        var now: [String: String] = [:]
+        while now.count < 4, let line = late.readLine(timeout: 10), let message = MQTTMessage(line) {
+            now[message.topic] = message.payload
+        }
+        XCTAssertEqual(now[Self.root + "/status"], "online")
+        XCTAssertEqual(now[Self.root + "/calls"], "[]")
+        let state = try XCTUnwrap(now[Self.root + "/state"].flatMap(JSONLine.object))
+        XCTAssertEqual(state["state"] as? String, "idle")
+        XCTAssertEqual(state["last_caller"] as? String, "+15550006")
+        XCTAssertEqual(now[Self.root + "/run"].flatMap(JSONLine.object)?["running"] as? Bool, false)
+
+        // A clean stop says offline itself.
+        watch.signal(SIGTERM)
+        XCTAssertEqual(watch.wait(timeout: 15), .exited(0), watch.log())
+        XCTAssertEqual(sub.nextMessage(on: Self.root + "/status")?.payload, "offline")
+        XCTAssertFalse(watch.log().contains("mqtt:"), "no MQTT trouble to report:\n\(watch.log())")
+    }
+
+    // MARK: Availability
+
+    func testSIGKILLMakesTheBrokerPublishOffline() throws {
+        try startModemManager()
+        let sub = try subscriber([Self.root + "/status"])
+        var lines: [String] = []
+        let watch = try startMQTTWatch(lines: &lines)
+        XCTAssertEqual(sub.nextMessage(on: Self.root + "/status")?.payload, "online")
+        kill(watch.pid, SIGKILL)
+        XCTAssertEqual(sub.nextMessage(on: Self.root + "/status")?.payload, "offline", "the last will")
+    }
+
+    // MARK: Nothing lost while the broker is away
+
+    func testEventsDuringABrokerOutageArriveInOrderAfterItsReturn() throws {
+        try startModemManager()
+        let sub = try subscriber([Self.events], session: "sub-outage")
+        var lines: [String] = []
+        let watch = try startMQTTWatch(lines: &lines)
+        let before = events(sub, count: lines.count)
+        XCTAssertEqual(before.bySeq.count, lines.count)
+
+        broker.stop()
+        for number in ["+15550011", "+15550012", "+15550013"] { try missedCall(watch, number, lines: &lines) }
+        XCTAssertTrue(watch.isRunning, "the monitor goes on without the broker")
+        try broker.start()
+
+        let after = events(sub, count: lines.count - before.bySeq.count, after: before.bySeq.count)
+        let all = before.bySeq.merging(after.bySeq) { first, _ in first }
+        XCTAssertEqual(all.keys.sorted(), Array(1...lines.count), "contiguous numbers, none missing")
+        for (index, line) in lines.enumerated() { XCTAssertEqual(all[index + 1], withSeq(line, index + 1)) }
+        let resent = after.order.filter { $0 > before.bySeq.count }
+        XCTAssertEqual(resent, resent.sorted(), "in order after the reconnect")
+        XCTAssertEqual(Set(resent).count, resent.count, "none twice")
+        let mqttLines = watch.log().split(separator: "\n").filter { $0.contains("mqtt:") }
+        XCTAssertTrue(mqttLines.first?.contains("lost the broker") == true, watch.log())
+        XCTAssertLessThanOrEqual(mqttLines.count, 3, "one line per kind of trouble, not one per attempt:\n\(watch.log())")
+    }
+
+    func testAConnectionDroppedWhileEventsFlowLosesNothing() throws {
+        try startModemManager()
+        let sub = try subscriber([Self.events], session: "sub-takeover")
+        var lines: [String] = []
+        let watch = try startMQTTWatch(lines: &lines)
+        let delivered = events(sub, count: lines.count).bySeq.count
+        for index in 0..<3 {
+            let call = try ring("+1555008\(index)")
+            // A client with telwatch's id: the broker drops telwatch's connection for it, as the
+            // events of the ring are being published.
+            let takeover = try fixture.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", String(broker.port), "-q", "1",
+                                            "-i", "telwatch:" + Self.root, "-t", "takeover", "-m", "x"])
+            XCTAssertEqual(takeover.status, .exited(0), takeover.log)
+            self.lines(watch, until: "incoming", into: &lines)
+            try control("RemoteHangup", [.objectPath(try ObjectPath(call))])
+            self.lines(watch, until: "run-stopped", into: &lines)
+        }
+        let after = events(sub, count: lines.count - delivered, after: delivered)
+        XCTAssertEqual(after.bySeq.keys.filter { $0 > delivered }.sorted(), Array(delivered + 1...lines.count),
+                       "every event arrived")
+        for seq in delivered + 1...lines.count { XCTAssertEqual(after.bySeq[seq], withSeq(lines[seq - 1], seq)) }
+        XCTAssertTrue(watch.log().contains("lost the broker"), watch.log())
+    }
+
+    func testTheOutboxOfAStoppedTelwatchIsDeliveredByTheNextOne() throws {
+        try startModemManager()
+        let sub = try subscriber([Self.events], session: "sub-restart")
+        var lines: [String] = []
+        let first = try startMQTTWatch(lines: &lines)
+        XCTAssertEqual(events(sub, count: lines.count).bySeq.count, lines.count)
+        let delivered = lines.count
+
+        broker.stop()
+        try missedCall(first, "+15550021", lines: &lines)
+        first.signal(SIGTERM)
+        XCTAssertEqual(first.wait(timeout: 15), .exited(0), first.log())
+        let waiting = lines.count
+
+        let second = try startMQTTWatch(lines: &lines)
+        try broker.start()
+        let after = events(sub, count: lines.count - delivered, after: delivered)
+        for seq in delivered + 1...waiting {
+            XCTAssertEqual(after.bySeq[seq], withSeq(lines[seq - 1], seq), "the first telwatch's event \(seq)")
+        }
+        XCTAssertEqual(after.bySeq.keys.filter { $0 > delivered }.sorted(), Array(delivered + 1...lines.count),
+                       "numbers go on across the restart")
+        second.signal(SIGTERM)
+        XCTAssertEqual(second.wait(timeout: 15), .exited(0))
+    }
+
+    func testAFullOutboxDropsTheOldestAndSaysSoOnce() throws {
+        try startModemManager()
+        let sub = try subscriber([Self.events], session: "sub-bound")
+        var lines: [String] = []
+        let watch = try startMQTTWatch(lines: &lines, config: ["mqtt-outbox-limit = 4"])
+        XCTAssertEqual(events(sub, count: lines.count).bySeq.count, lines.count)
+        let delivered = lines.count
+
+        broker.stop()
+        try missedCall(watch, "+15550031", lines: &lines)
+        try missedCall(watch, "+15550032", lines: &lines)
+        let held = lines.count - delivered
+        XCTAssertGreaterThan(held, 4)
+        try broker.start()
+
+        // The newest four and the one event that says what went before them.
+        let after = events(sub, count: 5, after: lines.count - 4)
+        let dropped = after.bySeq.values.compactMap(JSONLine.object).filter { $0["event"] as? String == "mqtt-dropped" }
+        XCTAssertEqual(dropped.count, 1, "\(after.bySeq)")
+        let first = try XCTUnwrap(dropped.first?["first_seq"] as? Int)
+        XCTAssertEqual(dropped.first?["last_seq"] as? Int, lines.count - 4)
+        XCTAssertEqual(dropped.first?["dropped"] as? Int, lines.count - 4 - first + 1)
+        // At least the events of the outage beyond the newest four; maybe also some published
+        // before it whose PUBACK the broker did not send before it stopped.
+        XCTAssertLessThanOrEqual(first, delivered + 1)
+        XCTAssertEqual(dropped.first?["seq"] as? Int, lines.count + 1)
+        // The newest four are kept, with their own numbers.
+        for seq in lines.count - 3...lines.count { XCTAssertEqual(after.bySeq[seq], withSeq(lines[seq - 1], seq)) }
+        XCTAssertEqual(watch.log().components(separatedBy: "past its bounds").count - 1, 1, watch.log())
+    }
+
+    // MARK: Bad states
+
+    /// Once the broker saw two attempts fail (`brokerSays` twice), a ring is still followed and
+    /// telwatch has said exactly one MQTT line, with `words` in it.
+    func assertOneLineAndTheMonitorGoesOn(_ watch: TestProcess, brokerSays: String, words: String,
+                                          file: StaticString = #filePath, line: UInt = #line) throws {
+        XCTAssertNotNil(broker.waitForLog(brokerSays), file: file, line: line)
+        XCTAssertNotNil(broker.waitForLog(brokerSays), "telwatch tries again", file: file, line: line)
+        _ = try ring("+15550041")
+        XCTAssertNotNil(nextEvent(watch, "incoming"), "calls are followed without the broker", file: file, line: line)
+        let mqttLines = watch.log().split(separator: "\n").filter { $0.contains("mqtt:") }
+        XCTAssertEqual(mqttLines.count, 1, watch.log(), file: file, line: line)
+        XCTAssertTrue(mqttLines.first?.contains(words) == true, watch.log(), file: file, line: line)
+    }
+
+    func testARefusedLoginIsOneLineAndTheMonitorGoesOn() throws {
+        broker.stop()
+        let passwords = logind.directory + "/mqtt/passwords"
+        let made = try fixture.run(["mosquitto_passwd", "-b", "-c", passwords, "phone", "right"])
+        XCTAssertEqual(made.status, .exited(0), made.log)
+        broker = try MosquittoBroker(fixture: fixture, directory: logind.directory + "/mqtt",
+                                     extraConfig: ["allow_anonymous false", "password_file \(passwords)"])
+        let credentials = logind.directory + "/mqtt-credentials"
+        try "phone\nwrong\n".write(toFile: credentials, atomically: true, encoding: .utf8)
+        try startModemManager()
+        var lines: [String] = []
+        let watch = try startMQTTWatch(lines: &lines, ["--mqtt-credentials", credentials])
+        try assertOneLineAndTheMonitorGoesOn(watch, brokerSays: "not authorised", words: "not authorised")
+        XCTAssertFalse(watch.log().contains("wrong"), "the password is never said")
+
+        // The right password, from the config file this time: the broker lets it in.
+        watch.signal(SIGTERM)
+        XCTAssertEqual(watch.wait(timeout: 15), .exited(0))
+        var more: [String] = []
+        let right = try telwatch(["--bus", fixture.address, "--json", "--backend", "modemmanager", "--state-dir",
+                                  stateDirectory + "2", "--inhibit", "none",
+                                  "--config", try mqttConfig(["mqtt-user = phone", "mqtt-password = right"])])
+        self.lines(right, until: "ready", into: &more)
+        XCTAssertNotNil(broker.waitForLog("as telwatch:\(Self.root)"), right.log())
+        XCTAssertFalse(right.log().contains("mqtt:"), right.log())
+    }
+
+    func testAnEventTooLargeForTheBrokerIsOneLineAndTheNextOnesFlow() throws {
+        try startModemManager()
+        let sub = try subscriber([Self.events])
+        var lines: [String] = []
+        let watch = try startMQTTWatch(lines: &lines, config: ["mqtt-max-message = 1024"])
+        // A hostile caller id within the backend's 256 bytes, whose escapes make its lines large.
+        let huge = "+1" + String(repeating: "\u{01}", count: 240)
+        try missedCall(watch, huge, lines: &lines)
+        try missedCall(watch, "+15550061", lines: &lines)
+        let arrived = events(sub, count: lines.count - 3).bySeq
+        XCTAssertNil(arrived.values.first { $0.contains("\\u0001\\u0001") }, "the large events were not published")
+        XCTAssertNotNil(arrived.values.first { $0.contains("+15550061") }, "the next calls' events were")
+        let tooLarge = watch.log().split(separator: "\n").filter { $0.contains("too large") }
+        XCTAssertEqual(tooLarge.count, 1, watch.log())
+    }
+
+    /// A CA and a broker certificate for 127.0.0.1, made with openssl for this test.
+    func makeCertificates(_ directory: String, name: String) throws -> (ca: String, certificate: String, key: String) {
+        let ca = directory + "/\(name)-ca.pem", caKey = directory + "/\(name)-ca.key"
+        let key = directory + "/\(name)-broker.key", request = directory + "/\(name)-broker.csr"
+        let certificate = directory + "/\(name)-broker.pem", extensions = directory + "/\(name)-ext.cnf"
+        try "subjectAltName = IP:127.0.0.1\n".write(toFile: extensions, atomically: true, encoding: .utf8)
+        let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+        for command in [["openssl", "req", "-x509"] + ec + ["-keyout", caKey, "-out", ca, "-days", "1", "-subj", "/CN=telwatch test CA \(name)"],
+                        ["openssl", "req"] + ec + ["-keyout", key, "-out", request, "-subj", "/CN=127.0.0.1"],
+                        ["openssl", "x509", "-req", "-in", request, "-CA", ca, "-CAkey", caKey, "-CAcreateserial",
+                         "-out", certificate, "-days", "1", "-extfile", extensions]] {
+            let made = try fixture.run(command)
+            XCTAssertEqual(made.status, .exited(0), made.log)
+        }
+        return (ca, certificate, key)
+    }
+
+    func testTLSWithTheRightCAConnectsAndAWrongCAIsOneLine() throws {
+        broker.stop()
+        let directory = logind.directory + "/mqtt"
+        let good = try makeCertificates(directory, name: "good")
+        let other = try makeCertificates(directory, name: "other")
+        broker = try MosquittoBroker(fixture: fixture, directory: directory,
+                                     extraConfig: ["cafile \(good.ca)", "certfile \(good.certificate)", "keyfile \(good.key)"])
+        let url = "mqtts://127.0.0.1:\(broker.port)"
+        try startModemManager()
+        var lines: [String] = []
+        let trusted = try startMQTTWatch(lines: &lines, ["--mqtt", url, "--mqtt-ca", good.ca])
+        XCTAssertNotNil(broker.waitForLog("as telwatch:"), "the TLS connection was accepted:\n\(trusted.log())")
+
+        let wrong = try telwatch(["--bus", fixture.address, "--json", "--backend", "modemmanager", "--state-dir",
+                                  stateDirectory + "2", "--inhibit", "none", "--config", try mqttConfig(),
+                                  "--mqtt", url, "--mqtt-ca", other.ca])
+        try assertOneLineAndTheMonitorGoesOn(wrong, brokerSays: "OpenSSL Error", words: "certificate")
+        XCTAssertFalse(trusted.log().contains("mqtt:"), trusted.log())
+    }
+
+    func testWithoutMQTTNothingOfItExists() throws {
+        try startModemManager()
+        let watch = try startWatch(["--inhibit", "none"])
+        _ = try ring("+15550091")
+        XCTAssertNotNil(nextEvent(watch, "incoming"))
+        XCTAssertNotEqual(access(stateDirectory + "/mqtt-outbox.db", F_OK), 0, "no outbox")
+        XCTAssertNil(broker.waitForLog("New client connected", timeout: 0.5), "no connection")
+        XCTAssertFalse(watch.log().contains("mqtt"), watch.log())
+    }
+
+    func testThePasswordIsNeverTakenFromTheCommandLine() throws {
+        let result = try runToEnd(["--mqtt", broker.url, "--mqtt-password", "secret"])
+        XCTAssertEqual(result.status, .exited(2))
+        XCTAssertTrue(result.errors.contains("config file"), result.errors)
+    }
+
+    // MARK: Home Assistant
+
+    /// The keys Home Assistant's MQTT discovery documents for these components (the configuration
+    /// variables of its MQTT binary sensor and sensor integrations; docs/mqtt.md).
+    static let commonKeys: Set<String> = [
+        "availability", "availability_mode", "availability_template", "availability_topic", "device",
+        "device_class", "enabled_by_default", "encoding", "entity_category", "entity_picture", "expire_after",
+        "force_update", "icon", "json_attributes_template", "json_attributes_topic", "name", "object_id",
+        "default_entity_id", "payload_available", "payload_not_available", "platform", "qos", "state_topic",
+        "unique_id", "value_template",
+    ]
+    static let binarySensorKeys = commonKeys.union(["off_delay", "payload_off", "payload_on"])
+    static let sensorKeys = commonKeys.union(["last_reset_value_template", "options", "state_class",
+                                              "suggested_display_precision", "unit_of_measurement"])
+    static let deviceKeys: Set<String> = ["configuration_url", "connections", "hw_version", "identifiers", "manufacturer",
+                                          "model", "model_id", "name", "serial_number", "suggested_area", "sw_version",
+                                          "via_device"]
+
+    func testDiscoveryConfigsUseOnlyHomeAssistantsDocumentedKeys() throws {
+        try startModemManager()
+        let sub = try subscriber(["homeassistant/#"])
+        var lines: [String] = []
+        _ = try startMQTTWatch(lines: &lines)
+        var configs: [String: [String: Any]] = [:]
+        while configs.count < 4, let line = sub.readLine(timeout: 15), let message = MQTTMessage(line) {
+            configs[message.topic] = message.object
+        }
+        XCTAssertEqual(configs.count, 4, "\(configs.keys)")
+        var uniqueIDs = Set<String>()
+        for (topic, config) in configs {
+            let parts = topic.split(separator: "/")
+            XCTAssertEqual(parts.count, 5, topic)
+            XCTAssertEqual(parts.last, "config")
+            XCTAssertTrue(parts[1] == "binary_sensor" || parts[1] == "sensor", topic)
+            XCTAssertTrue(parts[2...3].allSatisfy { $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" } })
+            let allowed = parts[1] == "sensor" ? Self.sensorKeys : Self.binarySensorKeys
+            XCTAssertTrue(Set(config.keys).isSubset(of: allowed), "\(topic): \(Set(config.keys).subtracting(allowed))")
+            for key in ["name", "unique_id", "state_topic", "device"] { XCTAssertNotNil(config[key], "\(topic) \(key)") }
+            XCTAssertEqual(config["state_topic"] as? String, Self.root + "/state")
+            XCTAssertEqual(config["availability_topic"] as? String, Self.root + "/status")
+            let device = try XCTUnwrap(config["device"] as? [String: Any])
+            XCTAssertTrue(Set(device.keys).isSubset(of: Self.deviceKeys), "\(device.keys)")
+            XCTAssertFalse((device["identifiers"] as? [String] ?? []).isEmpty, "one device per host")
+            uniqueIDs.insert(config["unique_id"] as? String ?? "")
+        }
+        XCTAssertEqual(uniqueIDs.count, 4)
+    }
+
+    func testRedactedNumbersRemoveTheLastCallerEverywhere() throws {
+        try startModemManager()
+        let sub = try subscriber(["homeassistant/#", Self.root + "/state", Self.events])
+        var lines: [String] = []
+        let watch = try startMQTTWatch(lines: &lines, ["--redact-numbers"])
+        _ = try ring("+15550051")
+        self.lines(watch, until: "incoming", into: &lines)
+        var all: [MQTTMessage] = []
+        _ = sub.readLine(timeout: 15, where: { line in
+            guard let message = MQTTMessage(line) else { return false }
+            all.append(message)
+            return message.topic == Self.events && message.object?["event"] as? String == "incoming"
+        })
+        let lastCaller = all.first { $0.topic.hasSuffix("/last_caller/config") }
+        XCTAssertEqual(lastCaller?.payload, "", "an empty retained config removes the entity")
+        XCTAssertFalse(all.contains { $0.payload.contains("15550051") }, "\(all.map(\.payload))")
+        XCTAssertTrue(all.contains { $0.topic == Self.root + "/state" && $0.object?["state"] as? String == "ringing" })
+    }
+
+    func testRedactionTurnedOnBySIGHUPRemovesTheLastCallerAtOnce() throws {
+        try startModemManager()
+        let lastCaller = "homeassistant/+/+/last_caller/config"
+        let sub = try subscriber([lastCaller])
+        let config = logind.directory + "/reload.conf"
+        let settings = "mqtt = \(broker.url)\nmqtt-topic = \(Self.root)\n"
+        try settings.write(toFile: config, atomically: true, encoding: .utf8)
+        var lines: [String] = []
+        let watch = try telwatch(["--bus", fixture.address, "--json", "--backend", "modemmanager", "--state-dir",
+                                  stateDirectory, "--inhibit", "none", "--config", config])
+        self.lines(watch, until: "ready", into: &lines)
+        let first = sub.readLine(timeout: 15).flatMap(MQTTMessage.init)
+        XCTAssertFalse(first?.payload.isEmpty ?? true, "the entity exists without redaction")
+        try (settings + "redact-numbers = true\n").write(toFile: config, atomically: true, encoding: .utf8)
+        watch.signal(SIGHUP)
+        let removed = sub.readLine(timeout: 15).flatMap(MQTTMessage.init)
+        XCTAssertEqual(removed?.payload, "", "an empty config removes it:\n\(watch.log())")
+    }
+}
