@@ -391,7 +391,7 @@ final class MQTTCommandTests: CommandTestCase {
         XCTAssertNotNil(broker.waitForLog("as telwatch:"), "the TLS connection was accepted:\n\(trusted.log())")
 
         let wrong = try telwatch(["--bus", fixture.address, "--json", "--backend", "modemmanager", "--state-dir",
-                                  stateDirectory + "2", "--inhibit", "none", "--config", try mqttConfig(),
+                                  stateDirectory + "2", "--inhibit", "none", "--no-api", "--config", try mqttConfig(),
                                   "--mqtt", url, "--mqtt-ca", other.ca])
         try assertOneLineAndTheMonitorGoesOn(wrong, brokerSays: "OpenSSL Error", words: "certificate")
         XCTAssertFalse(trusted.log().contains("mqtt:"), trusted.log())
