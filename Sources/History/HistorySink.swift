@@ -59,6 +59,15 @@ public final class HistorySink: EventSink, LoopHook {
     private var endedSincePrune = false
     private var lastPrune = 0.0
     private var pruneDue = false
+    /// The count of missed calls not seen is asked again (a call was missed, a run ended, the
+    /// history opened): once a turn's rows are written, and only for a listener.
+    private var unseenCountDue = true
+    private var unseenCountSaid: Int?
+
+    /// Missed calls not marked seen, said when the count changes: at start, after a turn that
+    /// recorded a missed call, and after each run (a `telwatch log --mark-seen` in between is
+    /// seen then). For MQTT's "missed calls unseen".
+    public var onMissedUnseen: ((Int) -> Void)?
 
     /// The database is opened once telwatch is ready (or for the first call, if that comes
     /// first), so that it costs the start-up nothing: calls an earlier telwatch left live are
@@ -84,6 +93,7 @@ public final class HistorySink: EventSink, LoopHook {
         switch event {
         case .calls(let events, let time):
             for call in events {
+                if case .missed = call { unseenCountDue = true }
                 switch pending.record(call, time: time, liveCalls: liveCalls) {
                 case .ended: endedSincePrune = true
                 case .dropped(first: true):
@@ -95,7 +105,7 @@ public final class HistorySink: EventSink, LoopHook {
         case .run(let run):
             switch run.kind {
             case .started: runLive = true
-            case .stopped: runLive = false; runEnded()
+            case .stopped: runLive = false; unseenCountDue = true; runEnded()
             default: break
             }
         case .ready:
@@ -160,9 +170,18 @@ public final class HistorySink: EventSink, LoopHook {
                 try store.checkpoint()
             }
             recovered()
+            sayUnseenCount(store)
         } catch {
             failed(error)
         }
+    }
+
+    private func sayUnseenCount(_ store: HistoryStore) {
+        guard unseenCountDue, let onMissedUnseen else { return }
+        unseenCountDue = false
+        guard let count = try? store.unseenCount(), count != unseenCountSaid else { return }
+        unseenCountSaid = count
+        onMissedUnseen(count)
     }
 
     private func openedStore() -> HistoryStore? {

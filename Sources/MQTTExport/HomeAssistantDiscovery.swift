@@ -2,12 +2,15 @@ import Pipeline
 
 /// Home Assistant's MQTT discovery (docs/mqtt.md, "Home Assistant"): one retained config per
 /// entity under `PREFIX/COMPONENT/telwatch_NODE/ENTITY/config`, all of one device per host, all
-/// reading the retained `TOPIC/state` and available while `TOPIC/status` is `online`. Only keys
+/// reading the retained `TOPIC/state` and available while `TOPIC/status` is `online`. "Missed
+/// calls unseen" exists only with a call history (its config is removed otherwise). Only keys
 /// of Home Assistant's documented discovery schema are written (a test checks them).
 struct HomeAssistantDiscovery {
     let settings: MQTTSettings
     let topics: MQTTTopics
     let redactNumbers: Bool
+    /// A call history exists to count missed calls from.
+    let countsMissedCalls: Bool
 
     /// `[a-zA-Z0-9_-]` only, as discovery topics and ids require.
     var node: String {
@@ -16,11 +19,12 @@ struct HomeAssistantDiscovery {
 
     enum Entity: String, CaseIterable {
         case ringing, callLive = "call_live", callState = "call_state", lastCaller = "last_caller"
+        case missedUnseen = "missed_unseen"
 
         var component: String {
             switch self {
             case .ringing, .callLive: return "binary_sensor"
-            case .callState, .lastCaller: return "sensor"
+            case .callState, .lastCaller, .missedUnseen: return "sensor"
             }
         }
     }
@@ -34,6 +38,7 @@ struct HomeAssistantDiscovery {
     func configs() -> [(topic: String, payload: String)] {
         Entity.allCases.map { entity in
             if entity == .lastCaller && redactNumbers { return (topic(entity), "") }
+            if entity == .missedUnseen && !countsMissedCalls { return (topic(entity), "") }
             return (topic(entity), config(entity))
         }
     }
@@ -59,6 +64,11 @@ struct HomeAssistantDiscovery {
             object.add("name", "Last caller")
             object.add("icon", "mdi:phone-incoming")
             object.add("value_template", "{{ value_json.last_caller_name or value_json.last_caller or 'none' }}")
+        case .missedUnseen:
+            object.add("name", "Missed calls unseen")
+            object.add("icon", "mdi:phone-missed")
+            object.add("state_class", "measurement")
+            object.add("value_template", "{{ value_json.missed_unseen | default(0) }}")
         }
         if entity.component == "binary_sensor" {
             object.add("payload_on", "ON")

@@ -31,6 +31,8 @@ struct MQTTRetainedState {
     private var calls: [(call: CallSnapshot, line: String)] = []
     private var run: RunInfo?
     private var lastCaller: (number: String, name: String?)?
+    /// Missed calls not seen yet, from the call history; nil without one.
+    var missedUnseen: Int?
     /// Whether the last `note` changed a retained topic.
     private(set) var changed = false
 
@@ -99,8 +101,10 @@ struct MQTTRetainedState {
         // A redacted host does not publish its callers at all: last digits say too much in a home.
         if !schema.redactNumbers {
             stateObject.add("last_caller", lastCaller.map { schema.number($0.number) })
-            stateObject.add("last_caller_name", lastCaller?.name)
+            // The user's own name for the number (`--contacts`) before the network's.
+            stateObject.add("last_caller_name", lastCaller.flatMap { schema.contacts?.name(for: $0.number) ?? $0.name })
         }
+        if let missedUnseen { stateObject.add("missed_unseen", missedUnseen) }
         return [(topics.calls, Array(array.utf8)), (topics.run, runObject.lineBytes),
                 (topics.state, stateObject.lineBytes)]
     }

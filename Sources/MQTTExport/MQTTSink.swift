@@ -42,6 +42,22 @@ public final class MQTTSink: EventSink, LoopHook {
         }
     }
 
+    /// Whether a call history feeds `missedUnseen` (Home Assistant's "missed calls unseen").
+    public var countsMissedCalls = false
+
+    /// Missed calls not seen yet, as the history counts them: retained in `TOPIC/state`. Said by
+    /// the history's own loop hook, which comes after this sink's in a turn: the next turn
+    /// publishes it (`soon` makes sure there is one).
+    public var missedUnseen: Int? {
+        get { state.missedUnseen }
+        set {
+            guard newValue != state.missedUnseen else { return }
+            state.missedUnseen = newValue
+            retainedDirty = true
+            loop.soon {}
+        }
+    }
+
     /// `stateDirectory` holds the outbox; nil keeps it in memory only.
     public init(settings: MQTTSettings, schema: EventSchema, loop: EventLoop, stateDirectory: String?,
                 report: @escaping (String) -> Void) {
@@ -217,7 +233,8 @@ public final class MQTTSink: EventSink, LoopHook {
     private func publishDiscovery() {
         guard settings.homeAssistant else { return }
         for (topic, payload) in HomeAssistantDiscovery(settings: settings, topics: state.topics,
-                                                       redactNumbers: schema.redactNumbers).configs() {
+                                                       redactNumbers: schema.redactNumbers,
+                                                       countsMissedCalls: countsMissedCalls).configs() {
             link.publish(topic, Array(payload.utf8), qos: 1, retain: true)
         }
     }

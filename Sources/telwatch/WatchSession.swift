@@ -106,7 +106,14 @@ final class WatchSession {
                             stateDirectory: runs?.stateStore?.directory, report: { warn($0) })
             mqtt.map(pipeline.append)
         }
-        if let history = historySink() { self.history = history; pipeline.append(history) }
+        if let history = historySink() {
+            self.history = history
+            pipeline.append(history)
+            if let mqtt {
+                mqtt.countsMissedCalls = true
+                history.onMissedUnseen = { [weak mqtt] in mqtt?.missedUnseen = $0 }
+            }
+        }
 
         let monitor = CallMonitor(connection: connection, backends: options.backend, onEvents: { [weak self] events in
             self?.pipeline.send(.calls(events, time: wallClockNow()))

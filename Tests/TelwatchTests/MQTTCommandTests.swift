@@ -437,10 +437,11 @@ final class MQTTCommandTests: CommandTestCase {
         var lines: [String] = []
         _ = try startMQTTWatch(lines: &lines)
         var configs: [String: [String: Any]] = [:]
-        while configs.count < 4, let line = sub.readLine(timeout: 15), let message = MQTTMessage(line) {
+        while configs.count < 5, let line = sub.readLine(timeout: 15), let message = MQTTMessage(line) {
             configs[message.topic] = message.object
         }
-        XCTAssertEqual(configs.count, 4, "\(configs.keys)")
+        XCTAssertEqual(configs.count, 5, "\(configs.keys)")
+        XCTAssertNotNil(configs.keys.first { $0.hasSuffix("/missed_unseen/config") }, "the history counts missed calls")
         var uniqueIDs = Set<String>()
         for (topic, config) in configs {
             let parts = topic.split(separator: "/")
@@ -458,7 +459,43 @@ final class MQTTCommandTests: CommandTestCase {
             XCTAssertFalse((device["identifiers"] as? [String] ?? []).isEmpty, "one device per host")
             uniqueIDs.insert(config["unique_id"] as? String ?? "")
         }
-        XCTAssertEqual(uniqueIDs.count, 4)
+        XCTAssertEqual(uniqueIDs.count, 5)
+    }
+
+    /// The retained state counts the missed calls not seen yet, as the call history does: at
+    /// start, after each missed call, and after a run once `telwatch log --mark-seen` has marked them.
+    func testTheRetainedStateCountsMissedCallsUnseenFromTheHistory() throws {
+        try startModemManager()
+        let sub = try subscriber([Self.root + "/state"])
+        var lines: [String] = []
+        let watch = try startMQTTWatch(lines: &lines)
+        // The state is published again at every change of a call; the count follows its own.
+        var counts: [Int] = []
+        func reaches(_ count: Int) -> Bool {
+            sub.readLine(timeout: 15, where: { line in
+                guard let now = MQTTMessage(line)?.object?["missed_unseen"] as? Int else { return false }
+                if counts.last != now { counts.append(now) }
+                return now == count
+            }) != nil
+        }
+        XCTAssertTrue(reaches(0), "none at start: \(counts)")
+        try missedCall(watch, "+15550071", lines: &lines)
+        XCTAssertTrue(reaches(1), "\(counts)")
+        try missedCall(watch, "+15550072", lines: &lines)
+        XCTAssertTrue(reaches(2), "\(counts)")
+
+        let seen = try fixture.run([Self.telwatch, "log", "--mark-seen", "--state-dir", stateDirectory])
+        XCTAssertEqual(seen.status, .exited(0), seen.log)
+        // An answered call's run ends: the count is asked again.
+        let answered = try ring("+15550073")
+        self.lines(watch, until: "incoming", into: &lines)
+        try mm(answered, Self.callInterface, "Accept")
+        self.lines(watch, until: "connected", into: &lines)
+        try control("RemoteHangup", [.objectPath(try ObjectPath(answered))])
+        self.lines(watch, until: "run-stopped", into: &lines)
+        XCTAssertTrue(reaches(0), "marked seen by telwatch log: \(counts)")
+        XCTAssertEqual(counts, [0, 1, 2, 0], "each count once, in order")
+        XCTAssertFalse(watch.log().contains("mqtt:"), watch.log())
     }
 
     func testRedactedNumbersRemoveTheLastCallerEverywhere() throws {
