@@ -1,5 +1,5 @@
 // Who a modem is, as opposed to where it is: a modem's object path changes when it is reset or
-// replugged, its equipment id does not (docs/modem-stacks.md §9).
+// replugged, its equipment id does not (docs/modem-stacks.md §11).
 
 /// What the stack says a modem is. "" = the stack does not say (or not yet). Every value came
 /// from the bus: hostile input, clipped here and escaped on output like a caller id.

@@ -1,4 +1,4 @@
-// Reading a modem's identity from the properties each stack already sends (docs/modem-stacks.md §9).
+// Reading a modem's identity from the properties each stack already sends (docs/modem-stacks.md §11).
 
 import DBus
 
@@ -76,7 +76,7 @@ enum ModemManagerIdentity {
 
 /// oFono: the modem's `Serial` (the IMEI on a 3GPP modem), in `GetModems`, `ModemAdded` and the
 /// modem's `PropertyChanged`. Operator and own number live on other interfaces (see
-/// docs/modem-stacks.md §9 for why they are left out).
+/// docs/modem-stacks.md §11 for why they are left out).
 enum OfonoIdentity {
     static func change(_ properties: PropertyMap, problems: inout [String]) -> ModemIdentityChange {
         var change = ModemIdentityChange()

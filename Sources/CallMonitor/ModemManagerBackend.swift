@@ -211,7 +211,7 @@ public final class ModemManagerBackend: LinkedBackend {
     let link: ServiceLink
     /// Modems with Modem.Voice: the only ones whose calls can be listed.
     private var voiceModems: Set<String> = []
-    /// What each modem is (docs/modem-stacks.md §9): read from the same listing and signals.
+    /// What each modem is (docs/modem-stacks.md §11): read from the same listing and signals.
     private var identities = ModemIdentityBook()
     private var calls: [String: CallRecord] = [:]
     private var nextFetch: UInt64 = 0

@@ -81,7 +81,7 @@ public final class OfonoBackend: LinkedBackend {
     let link: ServiceLink
     /// Every modem heard of: whether it has a VoiceCallManager now.
     private var modems: [String: Bool] = [:]
-    /// What each modem is (docs/modem-stacks.md §9): its `Serial`, from the same listing and signals.
+    /// What each modem is (docs/modem-stacks.md §11): its `Serial`, from the same listing and signals.
     private var identities = ModemIdentityBook()
     /// Every call heard of: its modem ("" when only its own signals named it).
     private var calls: [String: String] = [:]

@@ -87,7 +87,7 @@ public struct EventSchema {
         return true
     }
 
-    /// What the modem is (docs/modem-stacks.md §9): null for what the stack does not say. The
+    /// What the modem is (docs/modem-stacks.md §11): null for what the stack does not say. The
     /// own number is a number like a caller's: redacted alike.
     private func writeIdentity<W: EventFieldWriter>(of call: CallSnapshot, into writer: inout W) {
         let identity = call.modemIdentity

@@ -2,7 +2,7 @@ import XCTest
 
 /// The modem's identity in a real daemon's calls: what the simulated modem answers to `AT+CGSN`
 /// (IMEI), `AT+CNUM` (own number) and `AT+COPS?` (operator), as far as the daemon exports it
-/// (docs/modem-stacks.md §9).
+/// (docs/modem-stacks.md §11).
 extension EndToEndTestCase {
     /// The identity keys of a call's lines, as the daemon under test exports them.
     var expectedIdentity: [String: String?] {
