@@ -22,6 +22,10 @@
 // `backendLost`, `modemRemoved` and `callRemoved` forget the key entirely: the objects are gone,
 // so a later live observation on that path is a new call.
 //
+// A modem's identity (`modemIdentified`, docs/modem-stacks.md §11) is no event: it is kept per
+// modem, stamped on that modem's live calls and on calls that start there, and forgotten with the
+// modem or its backend (after the calls it ends, so their last events still carry it).
+//
 // After a resume (`learnedOnResume`), the resync's findings are reconciled with what was known
 // before the sleep, and every event they cause is flagged `resumed`:
 // - a live call listed again in the same state: nothing (reported once, not twice); in another
