@@ -197,8 +197,8 @@ struct BackendOutput {
     }
 
     /// Parts of a call's properties that were left out (wrong type, unknown value, too long).
-    func report(_ problems: [String], on path: String) {
-        for problem in problems { onNotice(.malformed(kind, "call \(CallText.clip(path)): \(problem)")) }
+    func report(_ problems: [String], on path: String, object: String = "call") {
+        for problem in problems { onNotice(.malformed(kind, "\(object) \(CallText.clip(path)): \(problem)")) }
     }
 }
 

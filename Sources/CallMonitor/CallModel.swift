@@ -97,6 +97,9 @@ public enum BackendEvent: Sendable {
     case backendLost(BackendKind)
     /// A modem went away: its calls end with reason "modem-removed".
     case modemRemoved(BackendKind, modem: String)
+    /// What a modem is (its equipment id, own number, operator), when first learned and whenever
+    /// it changes: the modem's calls carry it from then on. Never an event of its own.
+    case modemIdentified(BackendKind, modem: String, ModemIdentity)
     /// What the resync after a resume found (a call listed, a call read again, a call or modem
     /// gone). The tracker reconciles it with what it knew before the sleep: a call listed already
     /// ended that it never saw is news (not history as at start-up), a call listed on a path whose
@@ -111,7 +114,7 @@ public enum BackendEvent: Sendable {
         case .callAnnounced(let key, _), .callAppeared(let key, _, _, _), .callChanged(let key, _),
              .callRemoved(let key, _):
             return key
-        case .backendLost, .modemRemoved, .learnedOnResume: return nil
+        case .backendLost, .modemRemoved, .modemIdentified, .learnedOnResume: return nil
         }
     }
 }
@@ -124,6 +127,8 @@ public struct CallSnapshot: Sendable, Equatable {
     /// The modem's object path; "" if the call was first seen through a signal that does not
     /// name the modem (and no later sync named it).
     public var modem: String
+    /// What the modem is, as last learned while the call lived (kept after the modem goes).
+    public var modemIdentity: ModemIdentity
     public var direction: CallDirection
     /// "" = unknown; oFono "withheld" kept as is.
     public var number: String
@@ -164,6 +169,7 @@ public struct CallSnapshot: Sendable, Equatable {
         id: String,
         key: CallKey,
         modem: String,
+        modemIdentity: ModemIdentity = .unknown,
         direction: CallDirection,
         number: String = "",
         name: String = "",
@@ -181,6 +187,7 @@ public struct CallSnapshot: Sendable, Equatable {
         self.id = id
         self.key = key
         self.modem = modem
+        self.modemIdentity = modemIdentity
         self.direction = direction
         self.number = number
         self.name = name

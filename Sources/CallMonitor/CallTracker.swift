@@ -22,6 +22,10 @@
 // `backendLost`, `modemRemoved` and `callRemoved` forget the key entirely: the objects are gone,
 // so a later live observation on that path is a new call.
 //
+// A modem's identity (`modemIdentified`, docs/modem-stacks.md §11) is no event: it is kept per
+// modem, stamped on that modem's live calls and on calls that start there, and forgotten with the
+// modem or its backend (after the calls it ends, so their last events still carry it).
+//
 // After a resume (`learnedOnResume`), the resync's findings are reconciled with what was known
 // before the sleep, and every event they cause is flagged `resumed`:
 // - a live call listed again in the same state: nothing (reported once, not twice); in another
@@ -70,6 +74,8 @@ public struct CallTracker {
     private var announced: RecentMemory<(modem: String, id: String)>
     /// The id of the announced call the event being applied is about, for `start` to take.
     private var announcedID: String?
+    /// What each modem is, as its backend last said (`modemIdentified`); forgotten with the modem.
+    private var identities: [ModemKey: ModemIdentity] = [:]
 
     public init(makeID: @escaping () -> String = CallID.random) {
         self.init(makeID: makeID, endedMemory: CallTracker.defaultEndedMemory)
@@ -141,6 +147,8 @@ public struct CallTracker {
                 // A resync listing a live call again: an update of that call.
                 if !modem.isEmpty, let current = live[key], current.snapshot.modem.isEmpty {
                     live[key]?.snapshot.modem = modem
+                    let modemIdentity = identity(of: key.backend, modem)
+                    live[key]?.snapshot.modemIdentity = modemIdentity
                 }
                 update(key, observation, time: time, out: &out, ended: &lastEnded)
                 break
@@ -190,6 +198,7 @@ public struct CallTracker {
             }
 
         case let .backendLost(backend):
+            identities = identities.filter { $0.key.backend != backend }
             ended.removeAll { key, _ in key.backend == backend }
             pending.removeAll { key, _ in key.backend == backend }
             unannounced += announced.removeAll { key, _ in key.backend == backend }.map { ($0.key, $0.value.id) }
@@ -204,6 +213,15 @@ public struct CallTracker {
                 .map { ($0.key, $0.value.id) }
             for key in liveKeysInOrder(where: { $0.key.backend == backend && $0.modem == modem }) {
                 lastEnded = finish(key, reason: "modem-removed", time: time, out: &out)
+            }
+            // After its calls ended: their last events still say which modem they were on.
+            identities.removeValue(forKey: ModemKey(backend: backend, path: modem))
+
+        case let .modemIdentified(backend, modem, identity):
+            // Not news on its own: the modem's calls carry it in their next events.
+            identities[ModemKey(backend: backend, path: modem)] = identity.isUnknown ? nil : identity
+            for key in live.keys where key.backend == backend && live[key]?.snapshot.modem == modem {
+                live[key]?.snapshot.modemIdentity = identity
             }
 
         case let .learnedOnResume(found):
@@ -261,7 +279,7 @@ public struct CallTracker {
             : direction == .incoming ? .incoming : direction == .outgoing ? .dialing : nil
         let missed = direction == .incoming && !connected
         let snapshot = CallSnapshot(
-            id: makeID(), key: key, modem: modem, direction: direction, number: observation.number ?? "",
+            id: makeID(), key: key, modem: modem, modemIdentity: identity(of: key.backend, modem), direction: direction, number: observation.number ?? "",
             name: observation.name ?? "", state: .disconnected, detail: nil, reason: observation.reason,
             multiparty: observation.multiparty ?? false, initial: false, resumed: true,
             firstSeen: time, connectedAt: nil, endedAt: time, missed: missed)
@@ -297,6 +315,10 @@ public struct CallTracker {
         return phase
     }
 
+    private func identity(of backend: BackendKind, _ modem: String) -> ModemIdentity {
+        identities[ModemKey(backend: backend, path: modem)] ?? .unknown
+    }
+
     private func liveKeysInOrder(where match: (CallSnapshot) -> Bool) -> [CallKey] {
         live.values
             .filter { match($0.snapshot) }
@@ -322,6 +344,7 @@ public struct CallTracker {
             id: announcedID.take() ?? makeID(),
             key: key,
             modem: modem,
+            modemIdentity: identity(of: key.backend, modem),
             direction: direction,
             number: observation.number ?? "",
             name: observation.name ?? "",

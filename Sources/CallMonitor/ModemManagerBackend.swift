@@ -211,6 +211,8 @@ public final class ModemManagerBackend: LinkedBackend {
     let link: ServiceLink
     /// Modems with Modem.Voice: the only ones whose calls can be listed.
     private var voiceModems: Set<String> = []
+    /// What each modem is (docs/modem-stacks.md §11): read from the same listing and signals.
+    private var identities = ModemIdentityBook()
     private var calls: [String: CallRecord] = [:]
     private var nextFetch: UInt64 = 0
 
@@ -230,6 +232,10 @@ public final class ModemManagerBackend: LinkedBackend {
         }
         link.subscribe(interface: BusDaemon.propertiesInterface, member: "PropertiesChanged",
                        arguments: [0: ModemManagerBus.call]) { [weak self] in self?.propertiesChanged($0) }
+        for interface in [ModemManagerIdentity.modem, ModemManagerIdentity.modem3gpp] {
+            link.subscribe(interface: BusDaemon.propertiesInterface, member: "PropertiesChanged",
+                           arguments: [0: interface]) { [weak self] in self?.modemPropertiesChanged($0) }
+        }
     }
 
     // MARK: Sync
@@ -238,6 +244,7 @@ public final class ModemManagerBackend: LinkedBackend {
 
     func forgetAll() {
         voiceModems.removeAll()
+        identities.removeAll()
         calls.removeAll()
     }
 
@@ -261,6 +268,10 @@ public final class ModemManagerBackend: LinkedBackend {
     private func listed(modems objects: [ObjectPath: [String: PropertyMap]], round: SyncRound) {
         let withVoice = Set(objects.filter { $0.value[ModemManagerBus.voice] != nil }.map(\.key.rawValue))
         for modem in voiceModems.subtracting(withVoice).sorted() { modemGone(modem, resumed: round.resumed) }
+        identities.keep(Set(objects.keys.map(\.rawValue)))
+        for (path, interfaces) in objects.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            identify(path.rawValue, interfaces, voice: withVoice.contains(path.rawValue))
+        }
         round.modems = withVoice.count
         for modem in withVoice.sorted() {
             voiceModems.insert(modem)
@@ -432,7 +443,21 @@ public final class ModemManagerBackend: LinkedBackend {
         output.emit(.callChanged(output.key(path), observation))
     }
 
+    /// A modem object's identity, from its interfaces as a listing or `InterfacesAdded` has them;
+    /// told before its calls are listed, so that they carry it from their first event.
+    private func identify(_ modem: String, _ interfaces: [String: PropertyMap], voice: Bool) {
+        var problems: [String] = []
+        if let change = ModemManagerIdentity.change(interfaces, problems: &problems),
+           let identity = identities.apply(change, modem: modem, voice: voice) {
+            output.emit(.modemIdentified(kind, modem: modem, identity))
+        } else if voice, let identity = identities.toTell(modem) {
+            output.emit(.modemIdentified(kind, modem: modem, identity))
+        }
+        output.report(problems, on: modem, object: "modem")
+    }
+
     private func modemGone(_ modem: String, resumed: Bool = false) {
+        identities.untold(modem)
         voiceModems.remove(modem)
         for (path, record) in calls where record.modem == modem { calls.removeValue(forKey: path) }
         output.emit(.modemRemoved(kind, modem: modem), resumed: resumed)
@@ -447,7 +472,9 @@ public final class ModemManagerBackend: LinkedBackend {
                 return output.malformed(message)
             }
             decodedSignals &+= 1
-            guard interfaces[ModemManagerBus.voice] != nil, !voiceModems.contains(path.rawValue) else { return }
+            let newVoice = interfaces[ModemManagerBus.voice] != nil && !voiceModems.contains(path.rawValue)
+            identify(path.rawValue, interfaces, voice: newVoice || voiceModems.contains(path.rawValue))
+            guard newVoice else { return }
             voiceModems.insert(path.rawValue)
             listCalls(path.rawValue, round: nil)
         case "InterfacesRemoved":
@@ -458,6 +485,7 @@ public final class ModemManagerBackend: LinkedBackend {
             if interfaces.contains(ModemManagerBus.voice), voiceModems.contains(path.rawValue) {
                 modemGone(path.rawValue)
             }
+            if interfaces.contains(ModemManagerIdentity.modem) { identities.forget(path.rawValue) }
         default:
             break
         }
@@ -512,6 +540,29 @@ public final class ModemManagerBackend: LinkedBackend {
         let newState = ModemManagerStateValue(raw: new)
         if newState.known == nil { output.report(["unknown call state \(new)"], on: path) }
         update(path, .stateChanged(old: ModemManagerStateValue(raw: old), new: newState, reason: reason))
+    }
+
+    /// A modem's `PropertiesChanged` (Modem, Modem3gpp): ModemManager sends these often (signal
+    /// quality, every few seconds while registered), so only the identity's names are decoded.
+    private func modemPropertiesChanged(_ message: Message) {
+        guard let modem = message.path, message.hasSignature("sa{sv}as") else { return output.malformed(message) }
+        var reader = message.reader()
+        var change = ModemIdentityChange()
+        var problems: [String] = []
+        do {
+            let interface = try reader.read(String.self)
+            decodedSignals &+= 1
+            try reader.readProperties { name, value in
+                guard ModemManagerIdentity.isUsed(interface, name) else { return }
+                ModemManagerIdentity.apply(interface, name, try value.readValue(), to: &change, problems: &problems)
+            }
+        } catch {
+            return output.malformed(message)
+        }
+        output.report(problems, on: modem, object: "modem")
+        guard !change.isEmpty,
+              let identity = identities.apply(change, modem: modem, voice: voiceModems.contains(modem)) else { return }
+        output.emit(.modemIdentified(kind, modem: modem, identity))
     }
 
     /// Read in place: only the properties telwatch uses are decoded, and no dictionary is built

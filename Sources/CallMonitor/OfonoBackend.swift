@@ -81,6 +81,8 @@ public final class OfonoBackend: LinkedBackend {
     let link: ServiceLink
     /// Every modem heard of: whether it has a VoiceCallManager now.
     private var modems: [String: Bool] = [:]
+    /// What each modem is (docs/modem-stacks.md §11): its `Serial`, from the same listing and signals.
+    private var identities = ModemIdentityBook()
     /// Every call heard of: its modem ("" when only its own signals named it).
     private var calls: [String: String] = [:]
 
@@ -95,6 +97,9 @@ public final class OfonoBackend: LinkedBackend {
         link.subscribe(interface: OfonoBus.modem, member: "PropertyChanged", arguments: [0: "Interfaces"]) {
             [weak self] in self?.modemInterfacesChanged($0)
         }
+        link.subscribe(interface: OfonoBus.modem, member: "PropertyChanged", arguments: [0: "Serial"]) {
+            [weak self] in self?.modemSerialChanged($0)
+        }
         link.subscribe(interface: OfonoBus.voiceCallManager) { [weak self] in self?.voiceCallManagerSignal($0) }
         link.subscribe(interface: OfonoBus.voiceCall) { [weak self] in self?.voiceCallSignal($0) }
     }
@@ -105,6 +110,7 @@ public final class OfonoBackend: LinkedBackend {
 
     func forgetAll() {
         modems.removeAll()
+        identities.removeAll()
         calls.removeAll()
     }
 
@@ -131,8 +137,10 @@ public final class OfonoBackend: LinkedBackend {
             let voice = hasVoice(entry.properties["Interfaces"], modem: modem) ?? false
             if modems[modem] == true && !voice { modemLost(modem, resumed: round.resumed) }
             modems[modem] = voice
+            identify(modem, entry.properties, voice: voice)
             if voice { voiceModems.append(modem) }
         }
+        identities.keep(present)
         for (modem, _) in modems where !present.contains(modem) {
             modems.removeValue(forKey: modem)
             modemLost(modem, resumed: round.resumed)
@@ -182,6 +190,7 @@ public final class OfonoBackend: LinkedBackend {
     /// The modem's calls end (`modem-removed`). Calls known only from their own signals have no
     /// modem; oFono names calls `<modem>/voicecallNN`, so those under the modem go too.
     private func modemLost(_ modem: String, resumed: Bool = false) {
+        identities.untold(modem)
         let prefix = modem + "/"
         var orphans: [String] = []
         for (path, callModem) in calls where callModem == modem || (callModem.isEmpty && path.hasPrefix(prefix)) {
@@ -207,12 +216,14 @@ public final class OfonoBackend: LinkedBackend {
             let voice = hasVoice(properties["Interfaces"], modem: modem) ?? false
             let before = modems[modem] ?? false
             modems[modem] = voice
+            identify(modem, properties, voice: voice)
             if voice && !before { listCalls(modem, round: nil) }
         case "ModemRemoved":
             guard let path = try? message.decode(ObjectPath.self) else { return output.malformed(message) }
             decodedSignals &+= 1
             let modem = path.rawValue
             if modems.removeValue(forKey: modem) == true || calls.values.contains(modem) { modemLost(modem) }
+            identities.forget(modem)
         default:
             break
         }
@@ -227,10 +238,30 @@ public final class OfonoBackend: LinkedBackend {
         let before = modems[modem] ?? false
         modems[modem] = voice
         if voice && !before {
+            if let identity = identities.toTell(modem) { output.emit(.modemIdentified(kind, modem: modem, identity)) }
             listCalls(modem, round: nil)
         } else if !voice && (before || calls.values.contains(modem)) {
             modemLost(modem)
         }
+    }
+
+    /// A modem's identity from its properties (GetModems, ModemAdded); told before its calls are
+    /// listed, so that they carry it from their first event.
+    private func identify(_ modem: String, _ properties: PropertyMap, voice: Bool) {
+        var problems: [String] = []
+        let change = OfonoIdentity.change(properties, problems: &problems)
+        output.report(problems, on: modem, object: "modem")
+        if let identity = identities.apply(change, modem: modem, voice: voice) {
+            output.emit(.modemIdentified(kind, modem: modem, identity))
+        }
+    }
+
+    private func modemSerialChanged(_ message: Message) {
+        guard let modem = message.path, let (name, value) = try? message.decode(String.self, Variant.self) else {
+            return output.malformed(message)
+        }
+        decodedSignals &+= 1
+        identify(modem, [name: value], voice: modems[modem] == true)
     }
 
     private func voiceCallManagerSignal(_ message: Message) {

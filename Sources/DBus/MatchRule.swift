@@ -71,6 +71,9 @@ final class MessageMatcher {
     private let destination: [CChar]?
     private let pathNamespace: String?
     private let arguments: [Int: String]
+    /// The usual case, `arg0` alone (a PropertiesChanged's interface, a PropertyChanged's name):
+    /// compared in place, since a message may be checked against several such rules.
+    private let firstArgument: [CChar]?
 
     init(_ rule: MatchRule) {
         switch rule.type {
@@ -89,6 +92,7 @@ final class MessageMatcher {
         destination = bytes(rule.destination)
         pathNamespace = rule.pathNamespace
         arguments = rule.arguments
+        firstArgument = rule.arguments.count == 1 ? bytes(rule.arguments[0]) : nil
     }
 
     private static func equal(_ expected: [CChar]?, _ actual: UnsafePointer<CChar>?) -> Bool {
@@ -110,6 +114,14 @@ final class MessageMatcher {
             guard let actual = message.path else { return false }
             let prefix = pathNamespace == "/" ? "/" : pathNamespace + "/"
             if actual != pathNamespace && !actual.hasPrefix(prefix) { return false }
+        }
+        if let firstArgument {
+            var iter = DBusMessageIter()
+            guard dbus_message_iter_init(raw, &iter) != 0,
+                  dbus_message_iter_get_arg_type(&iter) == CDBUS_TYPE_STRING else { return false }
+            var value = DBusBasicValue()
+            dbus_message_iter_get_basic(&iter, &value)
+            return MessageMatcher.equal(firstArgument, value.str)
         }
         if !arguments.isEmpty {
             var reader = message.reader()

@@ -87,6 +87,17 @@ enum CallObject {
         Property(name: "Modem", signature: "s", doc: "The modem's object path at its stack, \"\" if unknown (modem).") {
             call, _ in .string(call.modem)
         },
+        Property(name: "ModemId", signature: "s",
+                 doc: "The modem's IMEI or equipment id, \"\" if its stack does not say (modem_id).") {
+            call, _ in .string(call.modemIdentity.equipmentID)
+        },
+        Property(name: "ModemNumber", signature: "s",
+                 doc: "The modem's own number, \"\" if unknown; redacted like Number (modem_number).") {
+            call, schema in .string(schema.number(call.modemIdentity.ownNumber))
+        },
+        Property(name: "Operator", signature: "s", doc: "The modem's network operator, \"\" if unknown (operator).") {
+            call, _ in .string(call.modemIdentity.operatorName)
+        },
         Property(name: "StackPath", signature: "s", doc: "The call's object path at its stack (path).") {
             call, _ in .string(call.key.path)
         },

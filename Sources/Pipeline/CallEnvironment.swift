@@ -9,6 +9,8 @@ import Loop
 /// `TELWATCH_DETAIL` (ringing, waiting, dialing, alerting, active, held; "" once disconnected),
 /// `TELWATCH_DIRECTION`, `TELWATCH_NUMBER`, `TELWATCH_NAME` (the stack's), `TELWATCH_CONTACT`
 /// (`--contacts`; "" for none), `TELWATCH_REASON`, `TELWATCH_BACKEND`, `TELWATCH_MODEM`,
+/// `TELWATCH_MODEM_ID` (the modem's IMEI or equipment id), `TELWATCH_MODEM_NUMBER` (its own
+/// number), `TELWATCH_OPERATOR` ("" for what the stack does not say),
 /// `TELWATCH_PATH`, `TELWATCH_INITIAL`, `TELWATCH_MISSED`, `TELWATCH_MULTIPARTY` and
 /// `TELWATCH_RESUMED` (`true`/`false`), `TELWATCH_CONNECTED_AT` (epoch seconds; "" if never
 /// connected), `TELWATCH_DURATION` (seconds from first sight, or from connecting, to the end;
@@ -29,6 +31,9 @@ public enum CallEnvironment {
             ("TELWATCH_REASON", call.reason ?? ""),
             ("TELWATCH_BACKEND", call.key.backend.rawValue),
             ("TELWATCH_MODEM", call.modem),
+            ("TELWATCH_MODEM_ID", call.modemIdentity.equipmentID),
+            ("TELWATCH_MODEM_NUMBER", call.modemIdentity.ownNumber),
+            ("TELWATCH_OPERATOR", call.modemIdentity.operatorName),
             ("TELWATCH_PATH", call.key.path),
             ("TELWATCH_INITIAL", call.initial ? "true" : "false"),
             ("TELWATCH_MISSED", call.missed ? "true" : "false"),

@@ -65,6 +65,7 @@ public struct EventSchema {
         writer.add("call_id", call.id)
         writer.add("backend", call.key.backend.rawValue)
         writer.add("modem", call.modem)
+        writeIdentity(of: call, into: &writer)
         writer.add("path", call.key.path)
         writer.add("state", call.state.rawValue)
         writer.add("previous", previous)
@@ -84,6 +85,15 @@ public struct EventSchema {
         writer.add("duration", seconds: call.duration)
         writer.add("live_calls", liveCalls)
         return true
+    }
+
+    /// What the modem is (docs/modem-stacks.md §11): null for what the stack does not say. The
+    /// own number is a number like a caller's: redacted alike.
+    private func writeIdentity<W: EventFieldWriter>(of call: CallSnapshot, into writer: inout W) {
+        let identity = call.modemIdentity
+        writer.add("modem_id", identity.equipmentID.isEmpty ? nil : identity.equipmentID)
+        writer.add("modem_number", identity.ownNumber.isEmpty ? nil : number(identity.ownNumber))
+        writer.add("operator", identity.operatorName.isEmpty ? nil : identity.operatorName)
     }
 
     public func write<W: EventFieldWriter>(_ event: RunEvent, liveCalls: Int, into writer: inout W) -> Bool {

@@ -716,3 +716,50 @@ final class CallTrackerTests: XCTestCase {
         XCTAssertNotEqual(a.id, b.id)
     }
 }
+
+/// The tracker's side of a modem's identity: stamped on its calls, never an event of its own.
+final class CallTrackerModemIdentityTests: XCTestCase {
+    let modem = "/org/freedesktop/ModemManager1/Modem/0"
+    let imei = ModemIdentity(equipmentID: "356938000000000", ownNumber: "+15550100000", operatorName: "Net")
+
+    private func ring(_ path: String) -> BackendEvent {
+        .callAppeared(CallKey(backend: .modemManager, path: path), modem: modem,
+                      CallObservation(phase: .live(.incoming, .ringing), direction: .incoming), initial: false)
+    }
+
+    func testIdentityIsStampedOnCallsAndKeptAfterTheModemGoes() {
+        var tracker = CallTracker()
+        XCTAssertEqual(tracker.apply(.modemIdentified(.modemManager, modem: modem, imei), at: 1), [])
+        // Same path, other stack: not this modem.
+        XCTAssertEqual(tracker.apply(.modemIdentified(.ofono, modem: modem, ModemIdentity(equipmentID: "x")), at: 1), [])
+        let first = tracker.apply(ring("/c/1"), at: 2)
+        XCTAssertEqual(first.first?.call?.modemIdentity, imei)
+
+        var roaming = imei
+        roaming.operatorName = "Roam"
+        XCTAssertEqual(tracker.apply(.modemIdentified(.modemManager, modem: modem, roaming), at: 3), [])
+        XCTAssertEqual(tracker.liveCalls.first?.modemIdentity, roaming)
+
+        let ended = tracker.apply(.modemRemoved(.modemManager, modem: modem), at: 4)
+        XCTAssertEqual(ended.compactMap(\.call?.modemIdentity), [roaming, roaming, roaming], "disconnected, missed, idle")
+        // Forgotten with the modem: a call on a modem of that path that was not identified again has none.
+        XCTAssertEqual(tracker.apply(ring("/c/2"), at: 5).first?.call?.modemIdentity, .unknown)
+    }
+
+    func testAModemFirstSeenThroughItsCallGetsItsIdentityWhenTheModemIsNamed() {
+        var tracker = CallTracker()
+        _ = tracker.apply(.modemIdentified(.modemManager, modem: modem, imei), at: 1)
+        let key = CallKey(backend: .modemManager, path: "/c/1")
+        _ = tracker.apply(.callChanged(key, CallObservation(phase: .live(.incoming, .ringing))), at: 2)
+        XCTAssertEqual(tracker.liveCalls.first?.modemIdentity, .unknown)
+        _ = tracker.apply(.callAppeared(key, modem: modem, CallObservation(), initial: false), at: 3)
+        XCTAssertEqual(tracker.liveCalls.first?.modemIdentity, imei)
+    }
+
+    func testValuesAreClippedAtACharacterBoundary() {
+        let identity = ModemIdentity(equipmentID: String(repeating: "9", count: 100),
+                                     operatorName: "a" + String(repeating: "€", count: 30))
+        XCTAssertEqual(identity.equipmentID.utf8.count, ModemIdentity.maxBytes)
+        XCTAssertEqual(identity.operatorName, "a" + String(repeating: "€", count: 21))
+    }
+}

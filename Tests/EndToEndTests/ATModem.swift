@@ -8,6 +8,11 @@ import TestSupport
 /// the line protocol on its control socket. Every reply is awaited with a bounded wait.
 final class ATModem {
     static let script = Repository.path("Tests/Fixtures/atmodem/atmodem.py")
+    /// What the simulated modem answers to `AT+CGSN`, `AT+CNUM` and `AT+COPS?` (atmodem.py's IMEI,
+    /// OWN_NUMBER, OPERATOR_LONG).
+    static let imei = "356938035643809"
+    static let ownNumber = "+15550000000"
+    static let operatorLong = "Telwatch Test"
 
     let process: TestProcess
     /// The whole AT dialogue, one line per command, reply and unsolicited code.

@@ -13,4 +13,5 @@ final class ModemManagerEndToEndTests: EndToEndTestCase {
     func testDaemonKilledMidCallThenRestarted() throws { try daemonKilledMidCallThenRestarted() }
     func testCallLiveBeforeTelwatchStartsIsInitial() throws { try callLiveBeforeTelwatchStartsIsInitial() }
     func testPhoneSessionRingsRoutesAudioAndNotifies() throws { try phoneSessionRingsRoutesAudioAndNotifies() }
+    func testModemIdentityOnEveryLine() throws { try modemIdentityOnEveryLine() }
 }

@@ -15,4 +15,5 @@ final class OfonoEndToEndTests: EndToEndTestCase {
     func testDaemonKilledMidCallThenRestarted() throws { try daemonKilledMidCallThenRestarted() }
     func testCallLiveBeforeTelwatchStartsIsInitial() throws { try callLiveBeforeTelwatchStartsIsInitial() }
     func testPhoneSessionRingsRoutesAudioAndNotifies() throws { try phoneSessionRingsRoutesAudioAndNotifies() }
+    func testModemIdentityOnEveryLine() throws { try modemIdentityOnEveryLine() }
 }

@@ -14,6 +14,9 @@ final class JSONSchemaTests: XCTestCase {
     private let now = 1_795_962_045.402
     private let callID = "8758f479-318c-412c-8eef-94e245ed8d9f"
     private let schema = EventSchema()
+    /// The README example's modem.
+    private let identity = ModemIdentity(equipmentID: "356938035643809", ownNumber: "+15551230000",
+                                         operatorName: "Example Mobile")
 
     // MARK: Helpers
 
@@ -76,8 +79,10 @@ final class JSONSchemaTests: XCTestCase {
     private func call(state: CallState = .incoming, detail: CallDetail? = .ringing,
                       direction: CallDirection = .incoming, number: String = "+15551230001",
                       reason: String? = "incoming-new", connectedAt: Double? = nil, endedAt: Double? = nil,
-                      missed: Bool = false, resumed: Bool = false, firstSeen: Double? = nil) -> CallSnapshot {
-        CallSnapshot(id: callID, key: mmKey(0), modem: mmModem, direction: direction, number: number, name: "",
+                      missed: Bool = false, resumed: Bool = false, firstSeen: Double? = nil,
+                      identity: ModemIdentity? = nil) -> CallSnapshot {
+        CallSnapshot(id: callID, key: mmKey(0), modem: mmModem, modemIdentity: identity ?? self.identity,
+                     direction: direction, number: number, name: "",
                      state: state, detail: detail, reason: reason, resumed: resumed, firstSeen: firstSeen ?? now,
                      connectedAt: connectedAt, endedAt: endedAt, missed: missed)
     }
@@ -87,10 +92,11 @@ final class JSONSchemaTests: XCTestCase {
     /// The documented keys of every call event, in order; the types that differ between events are
     /// given, the defaults being those of a call at first sight.
     private static func callShape(previous: String = "null", detail: String = "string", contact: String = "null",
-                                  connectedAt: String = "null",
+                                  modemIdentity: String = "string", connectedAt: String = "null",
                                   endedAt: String = "null", duration: String = "null") -> [String] {
         [
-            "event:string", "time:time", "call_id:string", "backend:string", "modem:string", "path:string",
+            "event:string", "time:time", "call_id:string", "backend:string", "modem:string",
+            "modem_id:" + modemIdentity, "modem_number:" + modemIdentity, "operator:" + modemIdentity, "path:string",
             "state:string", "previous:" + previous, "detail:" + detail, "direction:string", "number:string",
             "name:string", "contact:" + contact, "reason:string", "multiparty:bool", "initial:bool", "resumed:bool", "missed:bool",
             "first_seen:time", "connected_at:" + connectedAt, "ended_at:" + endedAt, "duration:" + duration,
@@ -101,7 +107,8 @@ final class JSONSchemaTests: XCTestCase {
     func testTheReadmesIncomingLineIsWhatTelwatchWrites() {
         XCTAssertEqual(write(.transition(call(), previous: nil)), """
         {"event":"incoming","time":"2026-11-29T14:20:45.402Z","call_id":"8758f479-318c-412c-8eef-94e245ed8d9f",\
-        "backend":"modemmanager","modem":"/org/freedesktop/ModemManager1/Modem/0",\
+        "backend":"modemmanager","modem":"/org/freedesktop/ModemManager1/Modem/0","modem_id":"356938035643809",\
+        "modem_number":"+15551230000","operator":"Example Mobile",\
         "path":"/org/freedesktop/ModemManager1/Call/0","state":"incoming","previous":null,"detail":"ringing",\
         "direction":"incoming","number":"+15551230001","name":"","contact":null,"reason":"incoming-new","multiparty":false,\
         "initial":false,"resumed":false,"missed":false,"first_seen":"2026-11-29T14:20:45.402Z","connected_at":null,\
@@ -185,6 +192,26 @@ final class JSONSchemaTests: XCTestCase {
         }
         XCTAssertEqual(value(write(.transition(call(), previous: nil)), "number"), .string("+15551230001"),
                        "without --redact-numbers the number is as it came")
+    }
+
+    func testAModemTheStackDoesNotDescribeIsNull() throws {
+        let line = try XCTUnwrap(write(.transition(call(identity: .unknown), previous: nil)))
+        XCTAssertEqual(shape(line), Self.callShape(modemIdentity: "null"))
+        let serialOnly = try XCTUnwrap(write(.transition(call(identity: ModemIdentity(equipmentID: "1")), previous: nil)))
+        XCTAssertEqual([value(serialOnly, "modem_id"), value(serialOnly, "modem_number"), value(serialOnly, "operator")],
+                       [.string("1"), .null, .null])
+    }
+
+    func testRedactionHidesTheModemsOwnNumberToo() {
+        let line = write(.transition(call(), previous: nil), schema: EventSchema(redactNumbers: true))
+        XCTAssertEqual(value(line, "modem_number"), .string("**********00"))
+        XCTAssertEqual(value(line, "modem_id"), .string("356938035643809"), "an IMEI is not a phone number")
+    }
+
+    func testAHostileOperatorNameIsKeptExactInJSON() {
+        let hostile = "'; rm -rf ~ #\u{1B}[31m\n\"x\""
+        let line = write(.transition(call(identity: ModemIdentity(operatorName: hostile)), previous: nil))
+        XCTAssertEqual(value(line, "operator"), .string(hostile))
     }
 
     func testAHostileCallerIDIsKeptExactInJSON() {

@@ -237,6 +237,10 @@ final class MonitorAPITests: CommandTestCase {
         let number = try client.call(path, BusDaemon.propertiesInterface, "Get",
                                      [.string(Self.callInterface), .string("Number")])
         XCTAssertEqual(number.first?.string, redacted)
+        let ownNumber = try client.call(path, BusDaemon.propertiesInterface, "Get",
+                                        [.string(Self.callInterface), .string("ModemNumber")])
+        XCTAssertEqual(ownNumber.first?.string, "**********00", "the modem's own number is redacted too")
+        XCTAssertEqual(line["modem_number"] as? String, "**********00")
     }
 
     func testStatusAsksTheServiceAndTellsItsIDsAndDurations() throws {
@@ -256,6 +260,10 @@ final class MonitorAPITests: CommandTestCase {
         XCTAssertEqual(listed["call_id"] as? String, incoming["call_id"] as? String, "the service's id, not a new one")
         XCTAssertEqual(listed["first_seen"] as? String, incoming["first_seen"] as? String)
         XCTAssertEqual(listed["connected_at"] as? String, connected["connected_at"] as? String)
+        for key in ["modem_id", "modem_number", "operator"] {
+            XCTAssertNotNil(incoming[key] as? String, key)
+            XCTAssertEqual(listed[key] as? String, incoming[key] as? String, "the modem's identity, from the call's object")
+        }
         let run = try XCTUnwrap(object["run"] as? [String: Any])
         XCTAssertEqual(run["pid"] as? Int, Int(watch.pid))
         XCTAssertEqual(run["holders"] as? Int, 1)

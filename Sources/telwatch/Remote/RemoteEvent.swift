@@ -74,6 +74,8 @@ struct RemoteEvent {
         else { return nil }
         return CallSnapshot(
             id: id, key: CallKey(backend: backend, path: text("path") ?? ""), modem: text("modem") ?? "",
+            modemIdentity: ModemIdentity(equipmentID: text("modem_id") ?? "", ownNumber: text("modem_number") ?? "",
+                                         operatorName: text("operator") ?? ""),
             direction: text("direction").flatMap(CallDirection.init(rawValue:)) ?? .unknown,
             number: text("number") ?? "", name: text("name") ?? "", state: state,
             detail: text("detail").flatMap(CallDetail.init(rawValue:)), reason: text("reason"),

@@ -71,6 +71,8 @@ struct ServiceView {
         let connectedAt = properties["ConnectedAt"]?.value.uint64 ?? 0
         return CallSnapshot(
             id: text("Id"), key: CallKey(backend: backend, path: text("StackPath")), modem: text("Modem"),
+            modemIdentity: ModemIdentity(equipmentID: text("ModemId"), ownNumber: text("ModemNumber"),
+                                         operatorName: text("Operator")),
             direction: CallDirection(rawValue: text("Direction")) ?? .unknown, number: text("Number"),
             name: text("Name"), state: state, detail: CallDetail(rawValue: text("Detail")),
             multiparty: flag("Multiparty"), initial: flag("Initial"),

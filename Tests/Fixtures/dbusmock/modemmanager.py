@@ -9,7 +9,11 @@ It owns org.freedesktop.ModemManager1 with the daemon's own paths and interfaces
 
     /org/freedesktop/ModemManager1          org.freedesktop.DBus.ObjectManager (modems only)
                                             org.freedesktop.ModemManager1 (Version; no-op methods)
-    /org/freedesktop/ModemManager1/Modem/N  org.freedesktop.ModemManager1.Modem (properties only)
+    /org/freedesktop/ModemManager1/Modem/N  org.freedesktop.ModemManager1.Modem (properties only;
+                                              EquipmentIdentifier 35693800000000N, OwnNumbers
+                                              ["+1555010000N"])
+                                            org.freedesktop.ModemManager1.Modem.Modem3gpp (properties
+                                              only; OperatorName "Telwatch Mobile")
                                             org.freedesktop.ModemManager1.Modem.Voice
     /org/freedesktop/ModemManager1/Call/N   org.freedesktop.ModemManager1.Call (NOT in the ObjectManager)
 
@@ -29,6 +33,9 @@ its signals on the bus before it replies, so once `gdbus call` returns they have
     Dial(o modem, s number) -> o    What a client's CreateCall + Start puts on the bus: CallAdded with
                                     State 0 UNKNOWN, Direction 2, then StateChanged(0, 1, 1) and
                                     PropertiesChanged(State, StateReason) -> 1 DIALING.
+    SetOperator(o modem, s name)    Modem3gpp.OperatorName: PropertiesChanged (nothing when unchanged).
+    SetOwnNumbers(o modem, as numbers)
+                                    Modem.OwnNumbers: PropertiesChanged (nothing when unchanged).
     SetNumber(o call, s number)     A late +CLIP: PropertiesChanged with Number only (nothing when unchanged).
     SetState(o call, i state, u reason)
                                     Any transition, any integer (unknown values too): StateChanged(old,
@@ -75,6 +82,7 @@ SYSTEM_BUS = True
 IS_OBJECT_MANAGER = False
 
 MODEM_IFACE = 'org.freedesktop.ModemManager1.Modem'
+MODEM3GPP_IFACE = 'org.freedesktop.ModemManager1.Modem.Modem3gpp'
 VOICE_IFACE = 'org.freedesktop.ModemManager1.Modem.Voice'
 CALL_IFACE = 'org.freedesktop.ModemManager1.Call'
 MODEM_PREFIX = MAIN_OBJ + '/Modem/'
@@ -204,10 +212,17 @@ class _ModemManager:
             'StateFailedReason': dbus.UInt32(0),
             'AccessTechnologies': dbus.UInt32(0),
             'SignalQuality': dbus.Struct((dbus.UInt32(80), dbus.Boolean(True)), signature='ub'),
-            'OwnNumbers': dbus.Array([], signature='s'),
+            'OwnNumbers': dbus.Array([f'+1555010{index:04d}'], signature='s'),
             'PowerState': dbus.UInt32(3),                     # on
         }, [])
         obj = objects[path]
+        obj.props[MODEM3GPP_IFACE] = {
+            'Imei': dbus.String(f'35693800{index:07d}'),
+            'RegistrationState': dbus.UInt32(1),              # home
+            'OperatorCode': dbus.String('00101'),
+            'OperatorName': dbus.String('Telwatch Mobile'),
+            'EnabledFacilityLocks': dbus.UInt32(0),
+        }
         obj.props[VOICE_IFACE] = {
             'Calls': dbus.Array([], signature='o'),
             'EmergencyOnly': dbus.Boolean(False),
@@ -439,6 +454,15 @@ class _ModemManager:
         self.change_state(path, DIALING, R_OUTGOING_STARTED)
         return path
 
+    def ctl_set_operator(self, modem, name):
+        obj = self.modem(modem)
+        self.emit_changed(obj, MODEM3GPP_IFACE, self.store(obj, MODEM3GPP_IFACE, {'OperatorName': dbus.String(name)}))
+
+    def ctl_set_own_numbers(self, modem, numbers):
+        obj = self.modem(modem)
+        value = dbus.Array([dbus.String(n) for n in numbers], signature='s')
+        self.emit_changed(obj, MODEM_IFACE, self.store(obj, MODEM_IFACE, {'OwnNumbers': value}))
+
     def ctl_set_number(self, call, number):
         self.set_property(call, 'Number', dbus.String(number))
 
@@ -524,6 +548,8 @@ def load(mock, parameters):
             ('Ring', 'os', 'o', mm.ctl_ring),
             ('Wait', 'os', 'o', mm.ctl_wait),
             ('Dial', 'os', 'o', mm.ctl_dial),
+            ('SetOperator', 'os', '', mm.ctl_set_operator),
+            ('SetOwnNumbers', 'oas', '', mm.ctl_set_own_numbers),
             ('SetNumber', 'os', '', mm.ctl_set_number),
             ('SetState', 'oiu', '', mm.ctl_set_state),
             ('RemoteHangup', 'o', '', mm.ctl_remote_hangup),

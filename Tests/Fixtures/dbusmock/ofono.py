@@ -33,6 +33,8 @@ replies, so once `gdbus call` returns they have been sent.
                                       number "" = not (yet) known, "withheld" = caller ID withheld.
     Wait(o modem, s number) -> o      Same, State "waiting" (a second incoming call).
     Dial(o modem, s number) -> o      Outgoing call as if dialled by some client: CallAdded, State "dialing".
+    SetSerial(o modem, s serial)      The modem's Serial (its IMEI): PropertyChanged("Serial"), as oFono
+                                      sends once a powered modem has read it (nothing when unchanged).
     SetNumber(o call, s number)       A late +CLIP: PropertyChanged("LineIdentification") (nothing when
                                       unchanged; also PropertyChanged("Emergency", true) for an
                                       emergency number, as oFono does).
@@ -294,6 +296,14 @@ class _Ofono:
             self.emit_modem_changed(path, 'Interfaces', props['Interfaces'])
         props[name] = value
         self.emit_modem_changed(path, name, value)
+
+    def ctl_set_serial(self, path, serial):
+        self.modem(path)
+        props = self.modem_properties(path)
+        if props.get('Serial') == serial:
+            return
+        props['Serial'] = dbus.String(serial)
+        self.emit_modem_changed(path, 'Serial', props['Serial'])
 
     def get_modems(self):
         return dbus.Array([dbus.Struct((dbus.ObjectPath(p), self.modem_properties(p)), signature='oa{sv}')
@@ -613,6 +623,7 @@ def load(mock, parameters):
             ('Ring', 'os', 'o', lambda modem, number: ofono.ctl_add_call(modem, number, 'incoming')),
             ('Wait', 'os', 'o', lambda modem, number: ofono.ctl_add_call(modem, number, 'waiting')),
             ('Dial', 'os', 'o', lambda modem, number: ofono.ctl_add_call(modem, number, 'dialing')),
+            ('SetSerial', 'os', '', ofono.ctl_set_serial),
             ('SetNumber', 'os', '', ofono.ctl_set_number),
             ('SetState', 'os', '', ofono.ctl_set_state),
             ('RemoteHangup', 'os', '', ofono.ctl_remote_hangup),
