@@ -8,7 +8,7 @@ import Pipeline
 /// `telwatch status`: a one-shot look at the calls live now and the run the daemon recorded.
 enum StatusCommand {
     /// The watch options `status` takes.
-    static let acceptedOptions: Set<String> = ["--json", "--bus", "--backend", "--state-dir", "--api-bus"]
+    static let acceptedOptions = OptionTable.accepted(by: .status)
 
     static func run(_ arguments: [String]) -> Int32 {
         let options: WatchOptions

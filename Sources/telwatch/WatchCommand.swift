@@ -30,9 +30,7 @@ enum WatchCommand {
 /// `telwatch doctor` arguments.
 enum DoctorCommand {
     /// The watch options `doctor` takes.
-    static let acceptedOptions: Set<String> = ["--bus", "--backend", "--inhibit", "--hooks", "--state-dir",
-                                                "--sleep-delay-lock", "--no-history", "--config",
-                                                "--feedback", "--call-audio", "--notify", "--session-bus"]
+    static let acceptedOptions = OptionTable.accepted(by: .doctor)
 
     static func run(_ arguments: [String]) -> Int32 {
         var account: String?
