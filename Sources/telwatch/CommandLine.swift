@@ -7,8 +7,9 @@ enum WatchArguments {
         own: (String, inout ArgumentCursor) throws -> Bool = { _, _ in false }
     ) throws -> WatchOptions? {
         let seeHelp = "(see telwatch \(command.map { $0 + " " } ?? "")--help)"
-        // `watch` takes every option of the table, and knows the config-only ones to say why not.
-        let accepted = accepted ?? OptionTable.accepted(by: .watch).union(OptionTable.refusedOnCommandLine)
+        // `watch` takes every option of the table, and knows the config-only ones and a stray `--`
+        // to say why not.
+        let accepted = accepted ?? OptionTable.accepted(by: .watch).union(OptionTable.refusedOnCommandLine).union(["--"])
         var options = WatchOptions()
         var scan = ArgumentCursor(arguments)
         while let argument = scan.next() {
