@@ -98,6 +98,38 @@ final class ReferenceTests: XCTestCase {
         for status in ManualFacts.exitStatuses { XCTAssertTrue(man.contains("\\fB\(status.code)\\fR"), "exit \(status.code)") }
     }
 
+    /// The completions as the shells themselves load and run them: bash offers a command's options
+    /// and an option's values, zsh's function hands `_arguments` the command's options, fish
+    /// completes values and commands. groff reads both pages without a warning.
+    func testTheCompletionsAndManPagesLoadInTheRealShellsAndGroff() throws {
+        let bash = Repository.path("dist/completions/telwatch.bash")
+        let options = try fixture.run(["bash", "-c", "source \(bash); COMP_WORDS=(telwatch status --); COMP_CWORD=2; "
+                                       + "_telwatch; echo \"${COMPREPLY[*]}\""])
+        XCTAssertEqual(Set(options.output.split(whereSeparator: \.isWhitespace).map(String.init)),
+                       OptionTable.accepted(by: .status).union(["--help"]), options.log)
+        let values = try fixture.run(["bash", "-c", "source \(bash); COMP_WORDS=(telwatch doctor --backend o); "
+                                      + "COMP_CWORD=3; _telwatch; echo \"${COMPREPLY[*]}\""])
+        XCTAssertEqual(values.output, "ofono\n", values.log)
+
+        let zsh = try fixture.run(["zsh", "-c", "words=(telwatch log --); CURRENT=3; "
+                                   + "_arguments() { print -l -- \"$@\" }; _describe() { print describe }; "
+                                   + "source " + Repository.path("dist/completions/_telwatch")])
+        XCTAssertEqual(zsh.status, .exited(0), zsh.log)
+        XCTAssertTrue(zsh.output.contains("--mark-seen[mark the missed calls listed as seen]\n"), zsh.output)
+        XCTAssertFalse(zsh.output.contains("--backend"), "log takes no --backend: \(zsh.output)")
+
+        let fish = try fixture.run(["fish", "-c", "source " + Repository.path("dist/completions/telwatch.fish")
+                                    + "; complete -C 'telwatch --api-bus '; complete -C 'telwatch sim'"])
+        XCTAssertEqual(fish.output.split(separator: "\n").map { String($0.prefix { $0 != "\t" }) },
+                       ["session", "system", "simulate"], fish.log)
+
+        for page in ["dist/man/telwatch.1", "dist/man/telwatch.conf.5"] {
+            let groff = try fixture.run(["groff", "-man", "-ww", "-z", Repository.path(page)])
+            XCTAssertEqual(groff.status, .exited(0), groff.log)
+            XCTAssertEqual(groff.log, "", "groff warns about \(page)")
+        }
+    }
+
     /// telwatch(1) lists exactly the `TELWATCH_*` variables the sources give hooks, call-scoped
     /// commands and the run command.
     func testTheManPageListsEveryHookVariableTheSourcesSet() throws {

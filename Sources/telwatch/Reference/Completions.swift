@@ -120,9 +120,10 @@ enum Completions {
                 switch spec.kind {
                 case .none: break
                 case .file, .command: line += " -r -F"
-                case .directory: line += " -r -a '(__fish_complete_directories)'"
-                case .words(let words): line += " -r -a '\(words.joined(separator: " "))'"
-                case .text: line += " -r"
+                // -x: a value, and no file names offered for it (-F where a file is wanted).
+                case .directory: line += " -x -a '(__fish_complete_directories)'"
+                case .words(let words): line += " -x -a '\(words.joined(separator: " "))'"
+                case .text: line += " -x"
                 }
                 text += line + " -d '\(fishText(spec.help))'\n"
             }

@@ -1,15 +1,19 @@
 /// telwatch(1) and telwatch.conf(5) in plain roff (man(7) macros), made from the option table and
 /// `ManualFacts`: `telwatch --generate man1|man5`.
 enum ManPage {
-    /// Text as roff shows it literally: a backslash, a hyphen-minus (so options copy right), and a
-    /// leading `.` or `'` that would start a request.
+    /// Text as roff shows it literally: a backslash, a hyphen-minus (so options copy right), a
+    /// leading `.` or `'` that would start a request, and anything beyond ASCII as a `\[uXXXX]`
+    /// escape (groff and mandoc both read it; the input stays ASCII).
     static func escape(_ text: String) -> String {
         var out = ""
-        for character in text {
-            switch character {
+        for scalar in text.unicodeScalars {
+            switch scalar {
             case "\\": out += "\\e"
             case "-": out += "\\-"
-            default: out.append(character)
+            case _ where !scalar.isASCII:
+                let hex = String(scalar.value, radix: 16, uppercase: true)
+                out += "\\[u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex + "]"
+            default: out.unicodeScalars.append(scalar)
             }
         }
         if out.hasPrefix(".") || out.hasPrefix("'") { out = "\\&" + out }
