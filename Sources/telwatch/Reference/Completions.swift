@@ -43,17 +43,24 @@ enum Completions {
         return text
     }
 
-    /// A description inside a zsh `_arguments` spec, in single quotes.
-    private static func zshText(_ text: String) -> String {
+    /// The first clause of `text` for a single-quoted shell word: each of `backslashed` gets a
+    /// backslash before it, and a `'` becomes `quote`.
+    private static func describe(_ text: String, backslashed: Set<Character>, quote: String) -> String {
         var out = ""
         for character in firstClause(text) {
-            switch character {
-            case "[", "]", ":", "\\": out += "\\" + String(character)
-            case "'": out += "'\\''"
-            default: out.append(character)
+            if character == "'" {
+                out += quote
+            } else {
+                if backslashed.contains(character) { out += "\\" }
+                out.append(character)
             }
         }
         return out
+    }
+
+    /// A description inside a zsh `_arguments` spec, in single quotes.
+    private static func zshText(_ text: String) -> String {
+        describe(text, backslashed: ["[", "]", ":", "\\"], quote: "'\\''")
     }
 
     /// The help up to its first `;` or `(`: enough for a completion menu.
@@ -91,15 +98,9 @@ enum Completions {
         return text
     }
 
+    /// A description in single quotes for fish, where `\\'` and `\\\\` are the escapes.
     private static func fishText(_ text: String) -> String {
-        var out = ""
-        for character in firstClause(text) {
-            switch character {
-            case "'", "\\": out += "\\" + String(character)
-            default: out.append(character)
-            }
-        }
-        return out
+        describe(text, backslashed: ["\\"], quote: "\\'")
     }
 
     static var fish: String {
