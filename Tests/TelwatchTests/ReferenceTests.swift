@@ -150,6 +150,36 @@ final class ReferenceTests: XCTestCase {
         for name in used { XCTAssertTrue(man.contains("\\fB" + name.replacingOccurrences(of: "-", with: "\\-") + "\\fR"), name) }
     }
 
+    /// A value for each setting that differs from its default, so a reload can be tried with it.
+    static let samples: [String: String] = [
+        "backend": "ofono", "bus": "session", "json": "true", "inhibit": "none", "hooks": "/h",
+        "hook.EVENT": "logger missed", "hook-timeout": "5s", "while.SCOPE": "sleep 1", "contacts": "/c.vcf",
+        "run": "sleep 1", "stop-grace": "1", "lease": "1h", "heartbeat": "1m", "wakelock": "true",
+        "sleep-delay-lock": "true", "resume-grace": "10s", "state-dir": "/s", "history": "false",
+        "history-keep": "30d", "feedback": "true", "call-audio": "true", "notify": "true",
+        "session-bus": "unix:path=/x", "redact-numbers": "true", "api": "false", "api-bus": "session",
+        "mqtt": "mqtt://h", "mqtt-topic": "t", "mqtt-credentials": "/c", "mqtt-ca": "/a", "mqtt-cert": "/b",
+        "mqtt-key": "/k", "mqtt-user": "u", "mqtt-password": "p", "mqtt-keepalive": "30s",
+        "mqtt-reconnect-max": "5s", "mqtt-outbox-limit": "100", "mqtt-outbox-max-age": "1h",
+        "mqtt-max-message": "2048", "mqtt-homeassistant": "false", "mqtt-discovery-prefix": "ha",
+        "verbosity": "quiet", "quiet": "true", "verbose": "true",
+    ]
+
+    /// What telwatch.conf(5) says of each setting (reloaded on SIGHUP, or at the next start) is
+    /// what a running telwatch does with a new value of it.
+    func testTheManPagesReloadOrRestartIsWhatSIGHUPDoes() throws {
+        let before = WatchOptions()
+        for spec in OptionTable.settings {
+            let key = try XCTUnwrap(spec.key)
+            let sample = try XCTUnwrap(Self.samples[key], "no sample value for \(key): add one")
+            var after = before
+            let concrete = key.replacingOccurrences(of: "EVENT", with: "missed").replacingOccurrences(of: "SCOPE", with: "live")
+            try after.set(concrete, sample)
+            let waiting = before.settingsNeedingARestart(comparedWith: after)
+            XCTAssertEqual(waiting.isEmpty, spec.change == .reload, "\(key): SIGHUP leaves \(waiting) for the next start")
+        }
+    }
+
     /// Every key telwatch.conf(5) names is a setting the config file takes.
     func testEveryConfigKeyOfTheManPageIsASetting() throws {
         let conf = try generate("man5")
