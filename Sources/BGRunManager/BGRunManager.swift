@@ -149,8 +149,11 @@ public final class BGRunManager {
         return RunRecord(runID: run.id, reason: run.reason, pid: getpid(), startedAt: run.startedAt,
                          updatedAt: wallClockNow(), holders: holders.count, lease: configuration.lease,
                          leaseExpiresAt: leaseExpiresAt, lock: lockState, wakelock: heldWakelock,
-                         command: runCommand?.identity)
+                         command: runCommand?.identity, pidStart: BGRunManager.ownStart)
     }
+
+    /// This process's start time, recorded next to its pid (`RunRecord.holderIsRunning`).
+    private static let ownStart = ProcessIdentity.of(getpid())?.startTime
 
     // MARK: Holders
 

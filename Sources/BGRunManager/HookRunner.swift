@@ -168,16 +168,33 @@ public final class HookRunner {
     /// The argv of every hook for `event`, in the order they run.
     public func hooks(for event: String) -> [[String]] {
         var out: [[String]] = []
-        if let directory = settings.directory, HookRunner.isPlainName(event) {
-            let single = directory + "/" + event
-            if HookRunner.isExecutableFile(single) { out.append([single]) }
-            let folder = directory + "/" + event + ".d"
-            for name in HookRunner.entries(of: folder) where !name.hasPrefix(".") && !name.hasSuffix("~") {
-                let path = folder + "/" + name
-                if HookRunner.isExecutableFile(path) { out.append([path]) }
-            }
+        if let directory = settings.directory {
+            out = HookRunner.files(in: directory, for: event).filter(\.isExecutable).map { [$0.path] }
         }
         out += (settings.commands[event] ?? []).filter { !$0.isEmpty }
+        return out
+    }
+
+    /// A file of a hooks directory that stands where a hook of an event belongs: the runner runs
+    /// it when it is an executable regular file (`telwatch doctor` says which are not).
+    public struct HookFile: Equatable, Sendable {
+        public let path: String
+        public let isExecutable: Bool
+    }
+
+    /// The files where the hooks of `event` belong, in the order they run: `directory/EVENT`,
+    /// then `directory/EVENT.d/*` in byte order, skipping names that start with `.` or end with
+    /// `~`. Nothing else in the directory (a README, say) is ever a hook.
+    public static func files(in directory: String, for event: String) -> [HookFile] {
+        guard isPlainName(event) else { return [] }
+        var out: [HookFile] = []
+        let single = directory + "/" + event
+        if exists(single) { out.append(HookFile(path: single, isExecutable: isExecutableFile(single))) }
+        let folder = directory + "/" + event + ".d"
+        for name in entries(of: folder) where !name.hasPrefix(".") && !name.hasSuffix("~") {
+            let path = folder + "/" + name
+            out.append(HookFile(path: path, isExecutable: isExecutableFile(path)))
+        }
         return out
     }
 
@@ -311,6 +328,11 @@ public final class HookRunner {
     /// An event name is used as a file name: nothing that could climb out of the directory.
     private static func isPlainName(_ name: String) -> Bool {
         !name.isEmpty && !name.hasPrefix(".") && !name.contains("/")
+    }
+
+    private static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
     }
 
     private static func isExecutableFile(_ path: String) -> Bool {

@@ -10,6 +10,9 @@ public struct RunRecord: Equatable, Sendable {
     public var reason: String
     /// The telwatch that holds the run.
     public var pid: Int32
+    /// That telwatch's start time (`ProcessIdentity`), so a reader can tell it from a process that
+    /// got its pid since; nil in records of a telwatch before 0.3.
+    public var pidStart: UInt64?
     /// Wall-clock seconds.
     public var startedAt: Double
     public var updatedAt: Double
@@ -26,10 +29,11 @@ public struct RunRecord: Equatable, Sendable {
 
     public init(runID: String, reason: String, pid: Int32, startedAt: Double, updatedAt: Double, holders: Int,
                 lease: Double?, leaseExpiresAt: Double?, lock: LockState, wakelock: KernelWakelock?,
-                command: ProcessIdentity? = nil) {
+                command: ProcessIdentity? = nil, pidStart: UInt64? = nil) {
         self.runID = runID
         self.reason = reason
         self.pid = pid
+        self.pidStart = pidStart
         self.startedAt = startedAt
         self.updatedAt = updatedAt
         self.holders = holders
@@ -53,6 +57,7 @@ public struct RunRecord: Equatable, Sendable {
             ("started_at", formatSeconds(startedAt)), ("updated_at", formatSeconds(updatedAt)),
             ("holders", String(holders)), ("lock", lock.rawValue),
         ]
+        if let pidStart { fields.append(("pid_start", String(pidStart))) }
         if let lease { fields.append(("lease", formatSeconds(lease))) }
         if let leaseExpiresAt { fields.append(("lease_expires_at", formatSeconds(leaseExpiresAt))) }
         if let wakelock {
@@ -87,8 +92,24 @@ public struct RunRecord: Equatable, Sendable {
         self.init(runID: runID, reason: reason, pid: pid, startedAt: startedAt, updatedAt: updatedAt,
                   holders: holders, lease: fields["lease"].flatMap { Double($0) },
                   leaseExpiresAt: fields["lease_expires_at"].flatMap { Double($0) }, lock: lock, wakelock: wakelock,
-                  command: command)
+                  command: command, pidStart: fields["pid_start"].flatMap { UInt64($0) })
     }
+
+    /// Whether the telwatch that wrote the record still runs: the same pid with the same start
+    /// time (a pid alone may have been reused). A record without a start time can only be
+    /// judged by its pid.
+    public var holderIsRunning: Bool {
+        guard let pidStart else { return ProcessIdentity.of(pid) != nil }
+        return ProcessIdentity(pid: pid, startTime: pidStart).isRunning
+    }
+}
+
+/// What a reader who takes no lock (`telwatch status`) finds where the run record belongs.
+public enum RecordLook: Equatable {
+    case none
+    case record(RunRecord)
+    /// The directory or the record exists but this user may not read it.
+    case unreadable(String)
 }
 
 /// The state directory of one telwatch instance: the live run's record (`current-run`), the last
@@ -129,6 +150,16 @@ public final class RunStateStore {
         return RunRecord(encoded: again)
     }
 
+    /// Like `read`, but tells "no run" from "not allowed to look": the directory and the records
+    /// are group-readable (0750, 0640) for the service's group, and anyone else is told so.
+    public static func look(directory: String) -> RecordLook {
+        if let record = read(directory: directory) { return .record(record) }
+        if access(directory, X_OK) != 0 && errno == EACCES { return .unreadable(directory) }
+        let path = directory + "/" + recordName
+        if access(path, R_OK) != 0 && errno == EACCES { return .unreadable(path) }
+        return .none
+    }
+
     /// The last sleep recorded in `directory`, if any (for `status` and `doctor`; takes no lock).
     public static func readSleep(directory: String) -> SleepRecord? {
         guard let text = readRecord(directory + "/" + sleepRecordName) else { return nil }
@@ -140,10 +171,14 @@ public final class RunStateStore {
         try? SmallFile.text(path, limit: recordLimit, followSymlinks: false)
     }
 
+    /// Records are readable by the service's group (`telwatch status` for its members), written by
+    /// telwatch alone.
+    static let recordMode: mode_t = 0o640
+
     /// Far above any record telwatch writes (a few hundred bytes).
     static let recordLimit = 64 << 10
 
-    /// Creates the directory (mode 0700) if needed and takes the instance lock.
+    /// Creates the directory (mode 0750: the service's group may read it) if needed and takes the instance lock.
     public init(directory: String) throws {
         self.directory = directory
         try RunStateStore.makeDirectories(directory)
@@ -212,13 +247,15 @@ public final class RunStateStore {
     /// at the very moment of a write may see a mix of the two and say so once; it reads again.
     public func write(_ record: RunRecord) throws {
         if recordFD < 0 {
-            let fd = open(recordPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
+            let fd = open(recordPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, RunStateStore.recordMode)
             guard fd >= 0 else { throw SystemError.last("open \(recordPath)") }
             var info = stat()
             guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
                 close(fd)
                 throw SystemError(call: "open \(recordPath)", errno: EINVAL)
             }
+            // A record an older telwatch created 0600 becomes group-readable like a new one.
+            if info.st_mode & 0o777 == 0o600 { _ = fchmod(fd, RunStateStore.recordMode) }
             recordFD = fd
             recordLength = Int(info.st_size)
         }
@@ -242,7 +279,7 @@ public final class RunStateStore {
     private func replace(_ name: String, with text: String) throws {
         let path = directory + "/" + name
         let temporary = directory + "/." + name + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, RunStateStore.recordMode)
         guard fd >= 0 else { throw SystemError.last("open \(temporary)") }
         let bytes = Array(text.utf8)
         let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
@@ -275,7 +312,7 @@ public final class RunStateStore {
         var prefix = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/") {
             prefix += "/" + component
-            if mkdir(prefix, 0o700) != 0 && errno != EEXIST { throw SystemError.last("mkdir \(prefix)") }
+            if mkdir(prefix, 0o750) != 0 && errno != EEXIST { throw SystemError.last("mkdir \(prefix)") }
         }
     }
 }

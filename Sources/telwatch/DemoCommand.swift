@@ -51,8 +51,7 @@ enum DemoCommand {
     """
 
     /// The watch options `demo` takes, besides its own `--speed`.
-    static let acceptedOptions: Set<String> = ["--json", "--redact-numbers", "--verbose", "-v", "--hooks",
-                                                "--hook-timeout", "--feedback", "--call-audio", "--notify"]
+    static let acceptedOptions = OptionTable.accepted(by: .demo)
 
     static func run(_ arguments: [String]) -> Int32 {
         var speed = 1.0

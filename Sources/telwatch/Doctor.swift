@@ -39,7 +39,7 @@ struct Doctor {
 
         var anyStack = false
         for kind in options.backend.kinds { anyStack = checkStack(kind, on: connection) || anyStack }
-        if !anyStack {
+        if !anyStack, options.backend == .auto {
             check(false, "no telephony stack is running on this bus",
                   fix: "start ModemManager (systemctl start ModemManager) or oFono (systemctl start ofono); "
                       + "to try telwatch without a modem: telwatch demo")
@@ -66,8 +66,12 @@ struct Doctor {
         let stack = kind == .modemManager ? "ModemManager" : "oFono"
         let other = kind == .modemManager ? BackendKind.ofono : .modemManager
         switch BackendProbe.probe(kind, on: connection) {
+        case .absent where options.backend == .auto:
+            // Not a problem while the other stack runs; when neither does, `run` says so with the fix.
+            note("\(stack) is not running (\(kind.serviceName) has no owner); telwatch follows it once it starts")
+            return false
         case .absent:
-            check(options.backend == .auto, "\(stack) is not running (\(kind.serviceName) has no owner)",
+            check(false, "\(stack) is not running (\(kind.serviceName) has no owner): telwatch sees no calls",
                   fix: "systemctl start \(kind == .modemManager ? "ModemManager" : "ofono"), "
                       + "or use --backend \(other.rawValue)")
             return false
@@ -152,6 +156,8 @@ struct Doctor {
         check(false, lines.joined(separator: "\n  "), fix: fix)
     }
 
+    /// The hooks as the hook runner finds them (`HookRunner.files`): a file where a hook belongs
+    /// that is not executable is a problem; anything else in the directory is not a hook.
     private mutating func checkHooks() {
         guard let directory = options.hooksDirectory else { return }
         var info = stat()
@@ -163,18 +169,24 @@ struct Doctor {
             check(false, "hooks directory \(directory) cannot be read", fix: "chmod u+rx \(directory)")
             return
         }
-        defer { closedir(handle) }
-        var executable: [String] = []
-        var notExecutable: [String] = []
+        var others: [String] = []
         while let entry = readdir(handle) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard !name.hasPrefix(".") else { continue }
-            if access(directory + "/" + name, X_OK) == 0 { executable.append(name) } else { notExecutable.append(name) }
+            let event = name.hasSuffix(".d") ? String(name.dropLast(2)) : name
+            if !name.hasPrefix("."), !HookEvents.names.contains(event) { others.append(name) }
         }
+        closedir(handle)
+        let files = HookEvents.names.flatMap { HookRunner.files(in: directory, for: $0) }
+        let relative = { (file: HookRunner.HookFile) in String(file.path.dropFirst(directory.count + 1)) }
+        let runnable = files.filter(\.isExecutable).map(relative)
+        let notExecutable = files.filter { !$0.isExecutable }.map(relative)
         check(notExecutable.isEmpty,
-              "hooks in \(directory): \(executable.isEmpty ? "none" : executable.sorted().joined(separator: ", "))"
-                + (notExecutable.isEmpty ? "" : "; not executable: \(notExecutable.sorted().joined(separator: ", "))"),
+              "hooks in \(directory): \(runnable.isEmpty ? "none" : runnable.joined(separator: ", "))"
+                + (notExecutable.isEmpty ? "" : "; not executable, so never run: \(notExecutable.joined(separator: ", "))"),
               fix: "chmod +x the hooks that should run")
+        if !others.isEmpty {
+            note("not hooks (named after no event; telwatch never runs them): \(others.sorted().joined(separator: ", "))")
+        }
     }
 
     /// The call history: readable, undamaged, of a schema this telwatch knows, and writable.

@@ -9,7 +9,7 @@ import Pipeline
 /// beside a running daemon.
 enum LogCommand {
     /// The watch options `log` takes.
-    static let acceptedOptions: Set<String> = ["--json", "--redact-numbers", "--state-dir", "--config"]
+    static let acceptedOptions = OptionTable.accepted(by: .log)
     /// How long `log` waits for the daemon's write lock (a turn's commit takes well under this).
     static let busyTimeout = 2.0
 

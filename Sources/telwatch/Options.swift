@@ -289,8 +289,7 @@ extension WatchOptions {
         case "hooks": hooksDirectory = try Parse.directory(value, for: option, absolute: false)
         case _ where name.hasPrefix("hook."):
             let event = String(name.dropFirst(5))
-            let known = ["incoming", "dialing", "connected", "disconnected", "missed", "updated",
-                         "run-started", "run-stopped", "run-expired"]
+            let known = HookEvents.names
             guard known.contains(event) else {
                 throw UsageError("unknown hook event \(Parse.quoted(event)) (one of \(known.joined(separator: ", ")))")
             }

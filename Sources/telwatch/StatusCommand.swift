@@ -8,7 +8,7 @@ import Pipeline
 /// `telwatch status`: a one-shot look at the calls live now and the run the daemon recorded.
 enum StatusCommand {
     /// The watch options `status` takes.
-    static let acceptedOptions: Set<String> = ["--json", "--bus", "--backend", "--state-dir", "--api-bus"]
+    static let acceptedOptions = OptionTable.accepted(by: .status)
 
     static func run(_ arguments: [String]) -> Int32 {
         let options: WatchOptions
@@ -57,10 +57,14 @@ struct StatusReport {
         sleep = service.sleep
     }
 
-    init(backends: [(name: String, state: String)], calls: [CallSnapshot], run: RunRecord?, sleep: SleepRecord?) {
+    /// What the state directory says of the run when no service answered (`RecordedRun`).
+    var recorded: RecordedRun?
+
+    init(backends: [(name: String, state: String)], calls: [CallSnapshot], recorded: RecordedRun, sleep: SleepRecord?) {
         self.backends = backends
         self.calls = calls
-        self.run = run
+        self.recorded = recorded
+        if case .held(let record) = recorded { run = record }
         self.sleep = sleep
     }
 
@@ -92,7 +96,7 @@ struct StatusReport {
         monitor.stop()
         let directory = options.stateDirectory ?? RunStateStore.defaultDirectory()
         return StatusReport(backends: selection.kinds.map { ($0.rawValue, states[$0] ?? "unknown") }, calls: calls,
-                            run: directory.flatMap { RunStateStore.read(directory: $0) },
+                            recorded: directory.map(RecordedRun.init(directory:)) ?? .none,
                             sleep: directory.flatMap { RunStateStore.readSleep(directory: $0) })
     }
 
@@ -133,6 +137,7 @@ struct StatusReport {
             } else {
                 text += "null"
             }
+            text += recorded?.jsonFields() ?? ""
             text += ",\"sleep\":" + (sleep.map(SleepStatus.json) ?? "null")
             output.write(text + "}")
             return
@@ -159,7 +164,7 @@ struct StatusReport {
             if let left = run.leaseLeft(at: now) { line += "; lease \(Duration.text(left)) left" }
             output.write(line)
         } else {
-            output.write("run: none")
+            output.write(recorded?.line() ?? "run: none")
         }
         for line in sleep.map(SleepStatus.lines) ?? ["sleep: none seen"] { output.write(line) }
     }

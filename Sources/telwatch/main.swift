@@ -24,6 +24,7 @@ let status: Int32
 switch arguments.first {
 case "--version", "-V": LineWriter(fd: 1).write("telwatch \(version)"); status = ExitStatus.success
 case "--help", "-h", "help": LineWriter(fd: 1).write(Help.main); status = ExitStatus.success
+case "--generate": status = ReferenceCommand.run(rest)
 case "watch": status = runWatch(rest)
 case "status": status = StatusCommand.run(rest)
 case "events": status = EventsCommand.run(rest)

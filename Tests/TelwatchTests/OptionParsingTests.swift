@@ -521,7 +521,8 @@ final class OptionParsingTests: XCTestCase {
     func testDoctorTakesOnlyWhatItsUsageLineNamesAndReadsTheConfigFile() throws {
         XCTAssertEqual(DoctorCommand.acceptedOptions, ["--bus", "--backend", "--inhibit", "--hooks", "--state-dir",
                                                        "--sleep-delay-lock", "--no-history", "--config",
-                                                       "--feedback", "--call-audio", "--notify", "--session-bus"])
+                                                       "--feedback", "--call-audio", "--notify", "--session-bus",
+                                                       "--user"])
         let path = try config("inhibit = sleep:delay\nhooks = /from/file\n")
         try assertTakes("doctor", exactly: DoctorCommand.acceptedOptions, configPath: path)
         let options = try parse(["--config", path, "--hooks", "/from/flag"], command: "doctor",
@@ -531,7 +532,8 @@ final class OptionParsingTests: XCTestCase {
     }
 
     func testLogTakesOnlyWhatItsUsageLineNamesAndItsOwnFilters() throws {
-        XCTAssertEqual(LogCommand.acceptedOptions, ["--json", "--redact-numbers", "--state-dir", "--config"])
+        XCTAssertEqual(LogCommand.acceptedOptions, ["--json", "--redact-numbers", "--state-dir", "--config", "--missed",
+                                                    "--unseen", "--since", "--number", "--limit", "--csv", "--mark-seen"])
         try assertTakes("log", exactly: LogCommand.acceptedOptions, configPath: try config("state-dir = /from/file\n"))
     }
 
@@ -556,7 +558,8 @@ final class OptionParsingTests: XCTestCase {
 
     func testDemoTakesOnlyWhatItsUsageLineNames() throws {
         XCTAssertEqual(DemoCommand.acceptedOptions, ["--json", "--redact-numbers", "--verbose", "-v", "--hooks",
-                                                     "--hook-timeout", "--feedback", "--call-audio", "--notify"])
+                                                     "--hook-timeout", "--feedback", "--call-audio", "--notify",
+                                                     "--speed"])
         try assertTakes("demo", exactly: DemoCommand.acceptedOptions, configPath: try config("json = true\n"))
     }
 

@@ -10,7 +10,7 @@ import Pipeline
 /// stderr and exit status 3: a new service is a new stream (what happened in between is not
 /// replayed), so a script is told rather than left waiting on a silent pipe.
 enum EventsCommand {
-    static let acceptedOptions: Set<String> = ["--json", "--bus", "--api-bus", "--config", "--verbose", "-v"]
+    static let acceptedOptions = OptionTable.accepted(by: .events)
 
     static func run(_ arguments: [String]) -> Int32 {
         let options: WatchOptions
@@ -82,7 +82,7 @@ enum EventsCommand {
 
 extension Help {
     static let events = """
-    usage: telwatch events [--json] [--bus BUS | --api-bus system|session] [--verbose] [--config FILE]
+    \(OptionHelp.usage(for: .events))
 
     Follows the running telwatch service (its D-Bus API, io.telwatch.Monitor1) and prints its
     events as it does: text for people, or with --json exactly the service's own JSON lines. No

@@ -6,7 +6,7 @@ import Loop
 /// stdin, so hooks and pipelines can be tried without a modem.
 enum SimulateCommand {
     static let help = """
-    usage: telwatch simulate [--bus system|session|ADDRESS] [--modems N] [--exit] [SCRIPT | -]
+    \(OptionHelp.usage(for: .simulate, operands: "[SCRIPT | -]"))
 
     Owns org.freedesktop.ModemManager1 on the bus (as the real daemon would: same paths, interfaces
     and signals) and plays SCRIPT, or reads commands from stdin when SCRIPT is '-' or absent.

@@ -1,0 +1,82 @@
+/// What telwatch(1) says beyond the options: exit statuses, signals, environment, files, hook
+/// events and variables. `--help` and the man page take them from here.
+enum ManualFacts {
+    static let exitStatuses: [(code: Int32, meaning: String)] = [
+        (ExitStatus.success, "stopped by SIGINT or SIGTERM, or done"),
+        (ExitStatus.failure, "a failure at run time (log: the history cannot be read; events: the service refused)"),
+        (ExitStatus.usage, "bad usage or configuration"),
+        (ExitStatus.busUnavailable, "the bus is unreachable or was lost (a supervisor should restart telwatch)"),
+        (ExitStatus.problemsFound, "doctor found problems"),
+        (ExitStatus.apiNameTaken, "another telwatch owns io.telwatch.Monitor1 (--no-api runs a second one)"),
+    ]
+
+    static let signals: [(name: String, meaning: String)] = [
+        ("SIGINT, SIGTERM", "stop: the run ends, the lock is released, running hooks get their time"),
+        ("SIGHUP", "read the configuration again: hooks, call-scoped commands, verbosity and redaction at once; "
+            + "the rest at the next start (telwatch.conf(5) says which)"),
+        ("SIGUSR1", "print a stats line"),
+    ]
+
+    static let environment: [(name: String, meaning: String)] = [
+        ("STATE_DIRECTORY", "the state directory, as systemd's StateDirectory= sets it (the first of a list)"),
+        ("XDG_STATE_HOME", "else the state directory is $XDG_STATE_HOME/telwatch"),
+        ("HOME", "else ~/.local/state/telwatch"),
+        ("DBUS_SESSION_BUS_ADDRESS", "the session bus (--bus session, and the phone actions' bus)"),
+        ("DBUS_SYSTEM_BUS_ADDRESS", "the system bus, when not the default"),
+        ("TMPDIR", "where demo puts its private bus (default /tmp)"),
+    ]
+
+    static let files: [(path: String, meaning: String)] = [
+        ("/etc/telwatch/telwatch.conf", "the system service's settings (telwatch.conf(5))"),
+        ("STATE/current-run", "the live run (mode 0640, readable by the service's group): a telwatch killed mid-run "
+            + "is cleaned up after by the next one, and status shows it"),
+        ("STATE/last-sleep", "the last sleep and resume (mode 0640)"),
+        ("STATE/instance.lock", "held for the life of the process: one telwatch per state directory"),
+        ("STATE/history.db", "the call history (SQLite) that telwatch log reads"),
+        ("HOOKS/EVENT, HOOKS/EVENT.d/*", "hooks: executable files named after an event; anything else in the "
+            + "directory (a README) is never run"),
+    ]
+
+    static let hookEvents: [(name: String, meaning: String)] = [
+        ("incoming", "a call rings"), ("dialing", "an outgoing call is placed"), ("connected", "a call is answered"),
+        ("disconnected", "a call ended"), ("missed", "a call rang and ended unanswered"),
+        ("updated", "a live call changed (held, waiting, multiparty…)"), ("run-started", "the first call began a run"),
+        ("run-stopped", "the last call ended the run (or it was one a killed telwatch left)"),
+        ("run-expired", "the run's lease ran out"),
+    ]
+
+    /// Every `TELWATCH_*` variable a hook, call-scoped command or run command is given.
+    static let hookVariables: [(name: String, meaning: String)] = [
+        ("TELWATCH_EVENT", "the event (every hook and call-scoped command)"),
+        ("TELWATCH_SCOPE", "call-scoped commands: the scope that started it"),
+        ("TELWATCH_CALL_ID", "call events: telwatch's id of the call"),
+        ("TELWATCH_STATE", "the call's state"),
+        ("TELWATCH_PREVIOUS_STATE", "its state before (empty at first sight)"),
+        ("TELWATCH_DETAIL", "ringing, waiting, dialing, alerting, active or held (empty once disconnected)"),
+        ("TELWATCH_DIRECTION", "incoming or outgoing"),
+        ("TELWATCH_NUMBER", "the number, as the stack gives it: hostile text, never pass it to a shell"),
+        ("TELWATCH_NAME", "the name the stack gives"),
+        ("TELWATCH_CONTACT", "the name from --contacts (empty for none)"),
+        ("TELWATCH_REASON", "why the call is in its state, where the stack says"),
+        ("TELWATCH_BACKEND", "modemmanager or ofono"),
+        ("TELWATCH_MODEM", "the modem's object path"),
+        ("TELWATCH_PATH", "the call's object path"),
+        ("TELWATCH_INITIAL", "true when the call was live when telwatch started"),
+        ("TELWATCH_MISSED", "true for a call that rang unanswered"),
+        ("TELWATCH_MULTIPARTY", "true in a conference"),
+        ("TELWATCH_RESUMED", "true when seen after a resume"),
+        ("TELWATCH_CONNECTED_AT", "epoch seconds of connecting (empty if never connected)"),
+        ("TELWATCH_DURATION", "seconds from first sight, or from connecting, to the end (empty while live)"),
+        ("TELWATCH_LIVE_CALLS", "live calls after the event"),
+        ("TELWATCH_RUN_ID", "the run (empty for none); the run command gets it too"),
+        ("TELWATCH_RUN_REASON", "run hooks: why the run started (run-started) or ended; the run command: why it started"),
+        ("TELWATCH_RUN_START_REASON", "run hooks: why the run started"),
+        ("TELWATCH_RUN_HOLDER", "run hooks: the call that began the run"),
+        ("TELWATCH_RUN_HOLDERS", "run hooks: the calls holding it"),
+        ("TELWATCH_RUN_STARTED", "run hooks: epoch seconds of its start"),
+        ("TELWATCH_RUN_DURATION", "run hooks: how long it lasted (empty for run-started)"),
+        ("TELWATCH_LOCK", "run hooks: the inhibitor lock: off, pending, held, unavailable or released"),
+        ("TELWATCH_STALE_PID", "run-stopped of a run a killed telwatch left: that telwatch's pid"),
+        ("TELWATCH_TIME", "epoch seconds, now"),
+    ]
+}
