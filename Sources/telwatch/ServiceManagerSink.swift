@@ -12,6 +12,8 @@ final class ServiceManagerSink: EventSink {
     private let notifier: ServiceNotifier
     private var watchdog: TimerSource?
     private var isReady = false
+    /// Once the stop has begun the status stays "stopping", whatever the run's end changes.
+    private var isStopping = false
     private var runID: String?
     private var liveCalls = 0
     private var lastStatus = ""
@@ -47,12 +49,13 @@ final class ServiceManagerSink: EventSink {
             }
         default: break
         }
-        guard isReady, status != lastStatus else { return }
+        guard isReady, !isStopping, status != lastStatus else { return }
         lastStatus = status
         notifier.send(["STATUS=" + lastStatus])
     }
 
     func finish(then done: @escaping () -> Void) {
+        isStopping = true
         notifier.send(["STOPPING=1", "STATUS=stopping: ending the run, waiting for hooks"])
         watchdog?.cancel()
         watchdog = nil

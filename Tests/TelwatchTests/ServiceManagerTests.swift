@@ -27,11 +27,18 @@ final class ServiceManagerTests: CommandTestCase {
         try control("RemoteHangup", [.objectPath("/org/freedesktop/ModemManager1/Call/0")])
         XCTAssertNotNil(manager.next(timeout: 10, collecting: &messages) { $0 == ["STATUS=no call live, no run"] },
                         "the status did not follow the call's end: \(messages)")
+        // Stopped while a call holds a run: the run's end must not overwrite "stopping".
+        _ = try ring("+15550002")
+        XCTAssertNotNil(manager.next(timeout: 10, collecting: &messages) {
+            $0.first?.hasPrefix("STATUS=1 call live, run ") == true
+        }, "the status did not follow the new call: \(messages)")
 
         watch.signal(SIGTERM)
         let stopping = manager.next(timeout: 10, collecting: &messages) { !$0.contains("WATCHDOG=1") && !$0.isEmpty }
         XCTAssertEqual(stopping?.first, "STOPPING=1", "\(messages)")
         XCTAssertEqual(watch.wait(timeout: 10), .exited(0), watch.log())
+        XCTAssertNil(manager.next(timeout: 0, collecting: &messages) { $0.contains { $0.hasPrefix("STATUS=") } },
+                     "the status stays \"stopping\" once the stop began: \(messages)")
         let statuses = messages.flatMap { $0 }.filter { $0.hasPrefix("STATUS=") }
         XCTAssertEqual(statuses.count, Set(statuses).count, "a status is sent only when it changes: \(statuses)")
     }
@@ -118,20 +125,23 @@ final class NotifySocket {
         fd = -1
     }
 
-    /// The next datagram (as its lines) that `wanted` accepts, within `timeout`; every datagram
-    /// read is added to `collecting`.
+    /// The next datagram (as its lines) that `wanted` accepts, within `timeout` (0: only those
+    /// already queued); every datagram read is added to `collecting`.
     func next(timeout: Double, collecting: inout [[String]], _ wanted: ([String]) -> Bool) -> [String]? {
         let deadline = monotonicNow() + timeout
-        while monotonicNow() < deadline {
+        while true {
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, Int32(max(1, (deadline - monotonicNow()) * 1000))) == 1 else { continue }
+            let wait = Int32(max(0, (deadline - monotonicNow()) * 1000).rounded(.up))
+            guard poll(&poller, 1, wait) == 1 else {
+                if monotonicNow() >= deadline { return nil }
+                continue
+            }
             var buffer = [UInt8](repeating: 0, count: 4096)
-            let count = recv(fd, &buffer, buffer.count, 0)
+            let count = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
             guard count > 0 else { continue }
             let lines = String(decoding: buffer.prefix(count), as: UTF8.self).split(separator: "\n").map(String.init)
             collecting.append(lines)
             if wanted(lines) { return lines }
         }
-        return nil
     }
 }
