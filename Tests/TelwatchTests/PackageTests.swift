@@ -1,3 +1,4 @@
+import BGRunManager
 import Glibc
 import Loop
 import TestSupport
@@ -6,7 +7,7 @@ import XCTest
 /// The Debian package (scripts/package) as a user gets it: it builds, holds what docs/packaging.md
 /// says, passes lintian with no error, its units pass `systemd-analyze verify`, and its binary runs
 /// where the Swift toolchain is not. The package is built once for the whole class, from the
-/// existing release binary when it has the Swift runtime linked in (else the script builds one).
+/// release binary `scripts/test` builds (without one, these tests are skipped and say so).
 final class PackageTests: XCTestCase {
     private struct Built {
         let scratch: ScratchDirectory
@@ -28,14 +29,26 @@ final class PackageTests: XCTestCase {
     }
 
     private static func build() throws -> Built {
-        let scratch = try ScratchDirectory(prefix: "telwatch-package")
-        var arguments = [Repository.path("scripts/package"), "--out", scratch.path]
+        // `swift test` holds the build directory's lock: a release build started from here would
+        // wait for it forever, so the binary must exist already (scripts/test builds it).
         let release = Repository.path(".build/release/telwatch")
-        if Files.exists(release), let linked = try? Command.run(["ldd", release]), !linked.output.contains("libswift") {
-            arguments += ["--binary", release]
+        guard Files.exists(release), let linked = try? Command.run(["ldd", release]),
+              !linked.output.contains("libswift") else {
+            throw XCTSkip("no release binary with the Swift runtime linked in: build it first with "
+                          + "swift build -c release --static-swift-stdlib --product telwatch (scripts/test does)")
         }
-        // Building the release binary, when there is none, takes minutes.
-        let packaged = try Command.run(arguments, timeout: 900)
+        let scratch = try ScratchDirectory(prefix: "telwatch-package")
+        do {
+            return try build(from: release, in: scratch)
+        } catch {
+            scratch.remove()
+            throw error
+        }
+    }
+
+    private static func build(from release: String, in scratch: ScratchDirectory) throws -> Built {
+        let packaged = try Command.run([Repository.path("scripts/package"), "--out", scratch.path, "--binary", release],
+                                       timeout: 300)
         guard packaged.status == .exited(0), let deb = packaged.output.split(separator: "\n").last.map(String.init),
               deb.hasSuffix(".deb") else {
             throw FixtureError("scripts/package failed: \(String(describing: packaged.status))\n\(packaged.output)")
@@ -152,6 +165,19 @@ final class PackageTests: XCTestCase {
         let user = try XCTUnwrap(Files.text(package.root + "/usr/lib/systemd/user/telwatch.service"))
         XCTAssertFalse(user.split(separator: "\n").contains { $0.hasPrefix("StateDirectory=") }, "systemd 252 puts a user's StateDirectory= under ~/.config")
         XCTAssertTrue(user.contains("--state-dir %h/.local/state/telwatch"), "where plain `telwatch status` looks")
+    }
+
+    /// The user unit keeps its state where `telwatch status` and `log` look by default, so a user
+    /// of the unit needs no `--state-dir` (systemd 252 would put a user StateDirectory= in ~/.config).
+    func testTheUserUnitWritesWherePlainStatusLooks() throws {
+        let unit = try XCTUnwrap(Files.text(Repository.path("dist/systemd/telwatch-user.service")))
+        let given = try XCTUnwrap(unit.components(separatedBy: "--state-dir ").dropFirst().first?
+            .split(whereSeparator: { $0 == " " || $0 == "\n" }).first.map(String.init))
+        let home = "/home/phone"
+        XCTAssertEqual(given.replacingOccurrences(of: "%h", with: home),
+                       RunStateStore.defaultDirectory(environment: ["HOME=" + home]))
+        XCTAssertTrue(unit.contains("ReadWritePaths=" + given), "the sandbox must leave it writable")
+        XCTAssertTrue(unit.contains("mkdir -p " + given), "made before the sandbox needs it")
     }
 
     /// The oFono policy grants exactly the oFono methods the backend calls, nothing more.
