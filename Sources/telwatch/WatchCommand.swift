@@ -12,7 +12,7 @@ enum WatchCommand {
             session.onFinished = { loop.stop() }
             session.reloadOptions = reload
             if options.verbosity == .verbose {
-                session.onReady = { warn("ready: following \(options.backend.rawValue) on the \(options.bus) bus") }
+                session.onReady = { warn("ready: following \(options.backend.rawValue) on the \(options.bus) bus", priority: .notice) }
             }
             try session.start()
             loop.run()
@@ -21,7 +21,7 @@ enum WatchCommand {
             warn("\(taken)")
             return ExitStatus.apiNameTaken
         } catch {
-            warn("\(error)")
+            warn("\(error)", priority: .error)
             return ExitStatus.failure
         }
     }

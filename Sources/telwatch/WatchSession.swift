@@ -68,6 +68,8 @@ final class WatchSession {
         stream = OutputSink(output: output, json: options.json, verbosity: options.verbosity,
                             schema: EventSchema(redactNumbers: options.redactNumbers, contacts: contacts))
         pipeline.append(stream)
+        // Readiness, status and the stop for a service manager (systemd's Type=notify): before the runs.
+        ServiceManagerSink.fromEnvironment(loop: loop).map(pipeline.append)
 
         // Always there, even with no hook configured (it costs nothing then), so that a reloaded
         // configuration can add some. Hooks write to telwatch's stderr: stdout belongs to the

@@ -72,13 +72,14 @@ final class LineWriter {
 /// Diagnostics on stderr, prefixed with the program name like every Unix tool. Messages carry text
 /// from outside (D-Bus error texts, bus names, paths, hook commands): every one goes through the
 /// terminal escaper and is cut to `warningLimit` bytes, so no message can move the cursor, set a
-/// title, or forge a second line.
-func warn(_ message: String) {
+/// title, or forge a second line. On the journal the line carries `priority` instead of the name
+/// (`JournalStream`).
+func warn(_ message: String, priority: JournalPriority = .warning) {
     var text = TerminalText.escape(message)
     if text.utf8.count > warningLimit {
         text = String(decoding: text.utf8.prefix(warningLimit), as: UTF8.self) + "… (cut)"
     }
-    var line = "telwatch: " + text + "\n"
+    var line = (JournalStream.isStderr ? JournalStream.line(text, priority: priority) : "telwatch: " + text) + "\n"
     line.withUTF8 { _ = Glibc.write(2, $0.baseAddress, $0.count) }
 }
 

@@ -46,7 +46,7 @@ final class OutputSink: EventSink, LoopHook {
             // Asked for on purpose (SIGUSR1): said on stderr, out of the way of the text stream.
             var object = JSONObject(seconds: seconds)
             schema.write(stats, liveCalls: liveCalls, into: &object)
-            warn(object.line)
+            warn(object.line, priority: .info)
         case .ready, .stats, .hook:
             break
         }
@@ -81,7 +81,7 @@ final class OutputSink: EventSink, LoopHook {
     }
 
     private func write(_ line: String) {
-        output.write(line)
+        output.write(JournalStream.isStdout ? JournalStream.line(line, priority: .info) : line)
         if output.isBroken { onBroken() }
     }
 }
