@@ -124,9 +124,10 @@ private func ofonoCall(_ path: String, _ map: PropertyMap) -> BackendEvent {
 }
 
 /// Values read from a message, written into a new one and read back, are the same values.
-/// Unix fds are left out: writing one would duplicate whatever fd has that number here.
+/// Messages with Unix fds (also inside variants) are left out: a demarshalled message carries
+/// no fds, so its fd values are closed ones, which cannot be written.
 private func checkRoundTrip(_ message: Message) {
-    guard !message.signature.contains("h"), let values = try? message.values(),
+    guard let values = try? message.values(), !values.contains(where: carriesFD),
           let copy = try? Message.signal(path: ObjectPath("/r"), interface: "r.R", member: "R")
     else { return }
     do {
@@ -136,4 +137,14 @@ private func checkRoundTrip(_ message: Message) {
     }
     let again = try? Message(marshalled: copy.marshal()).values()
     precondition(again.map { "\($0)" } == "\(values)", "the codec round trip changed \(message.signature)")
+}
+
+private func carriesFD(_ value: DBusValue) -> Bool {
+    switch value {
+    case .unixFD: return true
+    case .array(_, let elements), .structure(let elements): return elements.contains(where: carriesFD)
+    case .dictionary(_, _, let entries): return entries.contains { carriesFD($0.key) || carriesFD($0.value) }
+    case .variant(let inner): return carriesFD(inner)
+    default: return false
+    }
 }
