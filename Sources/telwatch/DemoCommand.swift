@@ -107,6 +107,16 @@ enum DemoCommand {
             player.timeScale = 1 / speed
             player.onNarration = narrate
             var finishing: TimerSource?
+            defer {
+                // The closures set here hold the player, the session and the timer that hold them:
+                // cut those cycles, so the demo frees what it made (LeakSanitizer checks at exit).
+                finishing?.cancel()
+                finishing = nil
+                player.onIdle = nil
+                player.onNarration = nil
+                session.onReady = nil
+                session.onFinished = nil
+            }
             player.onIdle = {
                 // The story is told: stop once telwatch has seen the last call end (at most 3 s on).
                 guard finishing == nil else { return }

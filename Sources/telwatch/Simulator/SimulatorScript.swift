@@ -51,7 +51,10 @@ enum SimulatorCommand: Equatable {
     /// Parses a whole script; nil entries are blank or comment lines.
     static func parse(_ text: String) throws -> [(line: Int, command: SimulatorCommand)] {
         var out: [(Int, SimulatorCommand)] = []
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // "\r\n" is one Character in Swift, so splitting at "\n" alone would read a script saved
+        // with CRLF line endings as one long line.
+        let lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+        for (index, rawLine) in lines.enumerated() {
             if let command = try parse(line: String(rawLine), number: index + 1) { out.append((index + 1, command)) }
         }
         return out
