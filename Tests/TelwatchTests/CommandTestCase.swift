@@ -103,6 +103,19 @@ class CommandTestCase: XCTestCase {
                                   .uint32(UInt32(reason.rawValue))])
     }
 
+    /// A hooks directory whose `event` hook writes `line` (shell words, e.g. `"$TELWATCH_NUMBER"`)
+    /// into a FIFO, then runs `more`: the test wakes when the hook writes instead of polling a
+    /// file. Returns the directory and the FIFO's reading end (the caller closes it).
+    func recordingHook(_ event: String, printing line: String, more: String = "") throws -> (directory: String, reader: Int32) {
+        let hooks = logind.directory + "/hooks"
+        let record = logind.directory + "/hook-record"
+        mkdir(hooks, 0o755)
+        XCTAssertEqual(mkfifo(record, 0o600), 0)
+        let reader = open(record, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        try Files.script(hooks + "/" + event, "printf '%s\\n' \"\(line)\" >> \"\(record)\"\n" + more)
+        return (hooks, reader)
+    }
+
     /// The fake's start-up parameters for calls already in a state when telwatch starts.
     static func liveCalls(_ calls: [(ModemManagerCallState, ModemManagerCallDirection, number: String)]) -> String {
         let entries = calls.map { state, direction, number in

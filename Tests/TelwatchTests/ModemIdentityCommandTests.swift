@@ -8,16 +8,9 @@ import XCTest
 final class ModemIdentityCommandTests: CommandTestCase {
     func testTheModemsIdentityIsInTheJSONAndTheHookEnvironment() throws {
         try startModemManager()
-        let hooks = logind.directory + "/hooks"
-        // A FIFO: the test wakes when the hook writes, instead of polling a file.
-        let record = logind.directory + "/hook-record"
-        mkdir(hooks, 0o755)
-        XCTAssertEqual(mkfifo(record, 0o600), 0)
-        let reader = open(record, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        let (hooks, reader) = try recordingHook("incoming",
+                                                printing: "$TELWATCH_MODEM_ID|$TELWATCH_MODEM_NUMBER|$TELWATCH_OPERATOR")
         defer { close(reader) }
-        try ("#!/bin/sh\nprintf '%s|%s|%s\\n' \"$TELWATCH_MODEM_ID\" \"$TELWATCH_MODEM_NUMBER\" \"$TELWATCH_OPERATOR\""
-             + " >> \"\(record)\"\n").write(toFile: hooks + "/incoming", atomically: true, encoding: .utf8)
-        chmod(hooks + "/incoming", 0o755)
         let watch = try startWatch(["--hooks", hooks])
         let redacted = try startWatch(["--redact-numbers", "--inhibit", "none", "--state-dir", stateDirectory + "2",
                                        "--no-api"])

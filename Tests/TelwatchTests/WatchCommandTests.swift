@@ -133,16 +133,9 @@ final class WatchCommandTests: CommandTestCase {
 
     func testHooksGetTheEventAndRunOutsideTheEventStream() throws {
         try startModemManager()
-        let hooks = logind.directory + "/hooks"
-        // A FIFO: the test wakes when the hook writes, instead of polling a file.
-        let record = logind.directory + "/hook-record"
-        mkdir(hooks, 0o755)
-        XCTAssertEqual(mkfifo(record, 0o600), 0)
-        let reader = open(record, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        let (hooks, reader) = try recordingHook("incoming", printing: "$TELWATCH_EVENT|$TELWATCH_NUMBER|$TELWATCH_STATE",
+                                                more: "echo hook-output\n")
         defer { close(reader) }
-        try "#!/bin/sh\nprintf '%s|%s|%s\\n' \"$TELWATCH_EVENT\" \"$TELWATCH_NUMBER\" \"$TELWATCH_STATE\" >> \"\(record)\"\necho hook-output\n"
-            .write(toFile: hooks + "/incoming", atomically: true, encoding: .utf8)
-        chmod(hooks + "/incoming", 0o755)
         let watch = try startWatch(["--hooks", hooks])
         _ = try ring("+15550004")
         XCTAssertNotNil(nextEvent(watch, "incoming"))
