@@ -48,6 +48,9 @@ CONTROL (a call is named by its CLCC index; "last" or nothing means the newest c
                           chup-all true|false (AT+CHUP ends every call, the default, or only the
                           active and held ones)
   mark                    "ok N": the number of AT commands received so far
+  drain [TIMEOUT]         replies "ok" once every unsolicited code waiting for a quiet link has gone
+                          out (at once when none waits), or "error timeout" after TIMEOUT seconds
+                          (default 10): a test's next step then never crosses the last one's codes
   await REGEX [TIMEOUT [SINCE]]
                           replies "ok COMMAND" once a received AT command (after the first SINCE
                           commands) matches REGEX, or "error timeout" after TIMEOUT seconds
@@ -172,6 +175,7 @@ class Modem:
         self.calls = []
         self.history = []  # every AT command line received, in order
         self.waiters = []  # (control connection, regex, deadline, since)
+        self.drainers = []  # (control connection, deadline): "drain" waiting for self.pending to empty
         self.settings = {"ring-interval": 3.0, "dial-result": "OK",
                          "chup-all": "true", "urc-quiet": 0.05}
         self.pending = []  # unsolicited lines waiting for a quiet link, in order
@@ -193,15 +197,18 @@ class Modem:
 
     # ----- unsolicited codes -----
 
-    def unsolicited(self, *lines):
+    def unsolicited(self, *lines, ringing=None):
         """Sends lines (one write per connection) to every connection once the link is quiet.
 
         NO CARRIER and BUSY are final result codes too: one that crosses a command in flight is
         taken by the daemon as that command's result and never seen as the end of a call. So
         unsolicited codes wait until no command has arrived for urc-quiet seconds (a real modem
         would interleave them; this one keeps tests deterministic), and go out in order.
+        `ringing` is the call a RING, +CLIP or +CCWA announces: if it has been answered or has
+        ended by the time the link is quiet, the lines are dropped, as a real modem never rings
+        for a call that is no longer ringing (the daemon would take it for a new call).
         """
-        self.pending.append(lines)
+        self.pending.append((lines, ringing))
         self.flush()
 
     def flush(self):
@@ -209,13 +216,19 @@ class Modem:
             return
         quiet = float(self.settings["urc-quiet"])
         if time.monotonic() - self.last_command < quiet:
-            self.log.write("[*] URC waits for a quiet link: %s" % " / ".join(self.pending[-1]))
+            self.log.write("[*] URC waits for a quiet link: %s" % " / ".join(self.pending[-1][0]))
             return
-        for lines in self.pending:
+        for lines, ringing in self.pending:
+            if ringing is not None and (ringing not in self.calls or ringing.state not in (INCOMING, WAITING)):
+                self.log.write("[*] URC dropped, its call is no longer ringing: %s" % " / ".join(lines))
+                continue
             self.log.write("[*] URC %s" % " / ".join(lines))
             for connection in list(self.connections):
                 connection.send_lines(list(lines))
         self.pending = []
+        for control, _ in self.drainers:
+            control.reply("ok")
+        self.drainers = []
 
     def ring(self, call):
         lines = ["+CRING: VOICE" if self.crc else "RING"]
@@ -224,7 +237,7 @@ class Modem:
                 lines.append('+CLIP: "",128,,,,1')
             else:
                 lines.append('+CLIP: "%s",%d' % (call.number, call.number_type()))
-        self.unsolicited(*lines)
+        self.unsolicited(*lines, ringing=call)
         interval = float(self.settings["ring-interval"])
         call.next_ring = time.monotonic() + interval if interval > 0 else None
 
@@ -238,10 +251,14 @@ class Modem:
             if now >= waiter[2]:
                 self.waiters.remove(waiter)
                 waiter[0].reply("error timeout waiting for %s" % waiter[1].pattern)
+        for drainer in list(self.drainers):
+            if now >= drainer[1]:
+                self.drainers.remove(drainer)
+                drainer[0].reply("error timeout: unsolicited codes still wait for a quiet link")
 
     def next_deadline(self):
         times = [c.next_ring for c in self.calls if c.state == INCOMING and c.next_ring is not None]
-        times += [w[2] for w in self.waiters]
+        times += [w[2] for w in self.waiters] + [d[1] for d in self.drainers]
         if self.pending:
             times.append(self.last_command + float(self.settings["urc-quiet"]))
         return min(times) if times else None
@@ -723,7 +740,7 @@ class Modem:
                 return "error clip ID NUMBER"
             call.number = args[1]
             call.clip = True
-            self.unsolicited('+CLIP: "%s",%d' % (call.number, call.number_type()))
+            self.unsolicited('+CLIP: "%s",%d' % (call.number, call.number_type()), ringing=call)
             return "ok"
         if verb == "waiting":
             if not args:
@@ -733,7 +750,7 @@ class Modem:
                 return "error no free call index"
             call = Call(index, 1, WAITING, args[0])
             self.calls.append(call)
-            self.unsolicited('+CCWA: "%s",%d,1' % (call.number, call.number_type()))
+            self.unsolicited('+CCWA: "%s",%d,1' % (call.number, call.number_type()), ringing=call)
             return "ok %d" % index
         if verb in ("alerting", "remote-answer", "busy"):
             call = self.find(args[0] if args else None)
@@ -801,6 +818,17 @@ class ControlConnection:
             if words[0] == "quit":
                 self.reply("ok")
                 sys.exit(0)
+            if words[0] == "drain":
+                try:
+                    timeout = float(words[1]) if len(words) > 1 else 10.0
+                except ValueError as error:
+                    self.reply("error %s" % error)
+                    continue
+                if self.server.modem.pending:
+                    self.server.modem.drainers.append((self, time.monotonic() + timeout))
+                else:
+                    self.reply("ok")
+                continue
             if words[0] == "await":
                 if len(words) < 2:
                     self.reply("error await REGEX [TIMEOUT [SINCE]]")
@@ -886,6 +914,7 @@ class Server:
                         self.modem.log.write("[%d] closed" % data.number)
                     else:
                         self.modem.waiters = [w for w in self.modem.waiters if w[0] is not data]
+                        self.modem.drainers = [d for d in self.modem.drainers if d[0] is not data]
             self.modem.tick()
 
 
