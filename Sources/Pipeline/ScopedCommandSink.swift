@@ -70,8 +70,17 @@ public final class ScopedCommandSink: EventSink {
     /// A reloaded configuration: commands no longer configured stop, new ones whose scope is
     /// occupied start at once.
     public var settings: ScopedCommandSettings {
-        didSet { settings.commands = ScopedCommandSink.unique(settings.commands); reconcile(trigger: nil) }
+        didSet {
+            settings.commands = ScopedCommandSink.unique(settings.commands)
+            if oldValue.commands.isEmpty && !settings.commands.isEmpty { learnCalls() }
+            reconcile(trigger: nil)
+            if settings.commands.isEmpty { forgetCalls() }
+        }
     }
+
+    /// The calls live now, asked for when a reload brings the first command: with none
+    /// configured the sink follows no call, so a storm costs it nothing.
+    public var currentCalls: () -> [CallSnapshot] = { [] }
 
     private struct LiveCall {
         var call: CallSnapshot
@@ -121,7 +130,7 @@ public final class ScopedCommandSink: EventSink {
     public var runningCount: Int { running.values.filter { $0.map { $0.exit == nil } ?? false }.count }
 
     public func receive(_ event: PipelineEvent, liveCalls: Int) {
-        guard case .calls(let events, _) = event else { return }
+        guard case .calls(let events, _) = event, !settings.commands.isEmpty else { return }
         for event in events {
             switch event {
             case .transition(let call, let previous):
@@ -167,6 +176,16 @@ public final class ScopedCommandSink: EventSink {
             if let new = call.detail { changed = count(new, by: 1) || changed }
         }
         return changed
+    }
+
+    private func learnCalls() {
+        let live = currentCalls().filter { $0.state != .disconnected }
+        for call in live { _ = enter(call, event: call.state.rawValue, previous: nil, liveCalls: live.count) }
+    }
+
+    private func forgetCalls() {
+        calls.removeAll()
+        callsIn.removeAll()
     }
 
     /// Forgets a call that ended; true when a scope became empty.

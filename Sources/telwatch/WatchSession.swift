@@ -121,6 +121,7 @@ final class WatchSession {
             self?.pipeline.send(.calls(events, time: wallClockNow()))
         }, onNotice: { [weak self] notice in self?.noticed(notice) })
         self.monitor = monitor
+        scoped.currentCalls = { [unowned monitor] in monitor.liveCalls }
         liveCalls = { [unowned monitor] in monitor.liveCallCount }
         hooks.onOutcome = { [weak self] outcome in self?.pipeline.send(.hook(outcome)) }
         // The reader is gone (`telwatch | head`): stop once this event has been delivered.

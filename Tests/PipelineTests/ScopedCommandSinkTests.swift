@@ -200,6 +200,25 @@ final class ScopedCommandSinkTests: XCTestCase {
         XCTAssertEqual(sink.runningCount, 1, "the same configuration again changes nothing")
     }
 
+    func testACommandAddedByAReloadToASinkWithNoneStartsForTheCallAlreadyRinging() throws {
+        let command = try reporter()
+        makeSink([])
+        sink.currentCalls = { [unowned self] in self.tracker.liveCalls }
+        ring(0, "+15550001")
+        ring(1, "+15550002")
+        set(1, .connected, .active)
+        sink.settings.commands = [ScopedCommand(scope: .ringing, arguments: [command])]
+        let ringing = line("start ringing")
+        XCTAssertEqual(ringing[3], "+15550001", "the ringing call is described, not the active one")
+        hangUp(0)
+        _ = line("stop ringing")
+        sink.settings.commands = []
+        ring(2, "+15550003")
+        XCTAssertEqual(sink.runningCount, 0, "with no command configured again, nothing starts")
+        sink.settings.commands = [ScopedCommand(scope: .active, arguments: [command])]
+        XCTAssertEqual(line("start active")[3], "+15550002", "the calls are learnt again, as they are now")
+    }
+
     func testFinishingStopsEveryCommandAndWaitsUntilTheyAreReaped() throws {
         let command = try reporter()
         makeSink([(.ringing, [command]), (.live, [command])])
