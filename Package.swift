@@ -22,9 +22,9 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // Its header only: libmosquitto is loaded when MQTT is first used (CMosquitto/shim.h).
         .systemLibrary(
             name: "CMosquitto",
-            pkgConfig: "libmosquitto",
             providers: [.apt(["libmosquitto-dev"])]
         ),
         .target(name: "Loop", dependencies: ["CLoop"]),

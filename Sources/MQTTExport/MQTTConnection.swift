@@ -39,50 +39,51 @@ final class MQTTConnection: LoopHook {
 
     init(loop: EventLoop) {
         self.loop = loop
-        MQTTConnection.initializeLibrary
     }
 
-    /// libmosquitto's global set-up, once per process.
-    private static let initializeLibrary: Void = { _ = mosquitto_lib_init() }()
-
     /// Starts a non-blocking connect; throws the reason in words when it cannot even start
-    /// (a host that does not resolve, an unreadable certificate file).
+    /// (libmosquitto missing, a host that does not resolve, an unreadable certificate file).
     func connect(_ settings: MQTTSettings, clientID: String, will: (topic: String, payload: String)) throws {
+        var failure: UnsafePointer<CChar>?
+        guard telwatch_mosquitto_load(&failure) != nil else {
+            throw MQTTProblem(.setup, "MQTT needs libmosquitto.so.1 (Debian: libmosquitto1), which cannot be loaded: "
+                              + (failure.map { String(cString: $0) } ?? "unknown reason"))
+        }
         let object = Unmanaged.passUnretained(self).toOpaque()
-        guard let handle = mosquitto_new(clientID, true, object) else {
+        guard let handle = mosquitto.new(clientID, true, object) else {
             throw MQTTProblem(.setup, "cannot create an MQTT client: \(String(cString: strerror(errno)))")
         }
         self.handle = handle
-        _ = mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311))
+        _ = mosquitto.int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311))
         // A ring's message should not wait for Nagle's 40 ms.
-        _ = mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, 1)
+        _ = mosquitto.int_option(handle, MOSQ_OPT_TCP_NODELAY, 1)
         if let user = settings.user {
-            _ = mosquitto_username_pw_set(handle, user, settings.password)
+            _ = mosquitto.username_pw_set(handle, user, settings.password)
         }
-        _ = mosquitto_will_set(handle, will.topic, Int32(will.payload.utf8.count), will.payload, 1, true)
+        _ = mosquitto.will_set(handle, will.topic, Int32(will.payload.utf8.count), will.payload, 1, true)
         if settings.broker.tls {
-            let code = mosquitto_tls_set(handle, settings.caFile, settings.caFile == nil ? "/etc/ssl/certs" : nil,
+            let code = mosquitto.tls_set(handle, settings.caFile, settings.caFile == nil ? "/etc/ssl/certs" : nil,
                                          settings.certFile, settings.keyFile, nil)
             guard code == MOSQ_ERR_SUCCESS.rawValue else {
                 throw MQTTProblem(.certificate, "the TLS files cannot be used (\(MQTTConnection.text(of: code))): "
                                   + "check mqtt-ca, mqtt-cert and mqtt-key")
             }
         }
-        mosquitto_connect_callback_set(handle) { _, object, code in
+        mosquitto.connect_callback_set(handle) { _, object, code in
             MQTTConnection.from(object)?.connected(code: code)
         }
-        mosquitto_disconnect_callback_set(handle) { _, object, code in
+        mosquitto.disconnect_callback_set(handle) { _, object, code in
             MQTTConnection.from(object)?.disconnected(code: code)
         }
-        mosquitto_publish_callback_set(handle) { _, object, mid in
+        mosquitto.publish_callback_set(handle) { _, object, mid in
             MQTTConnection.from(object)?.onAcknowledged(mid)
         }
-        mosquitto_log_callback_set(handle) { _, object, level, message in
+        mosquitto.log_callback_set(handle) { _, object, level, message in
             guard level & (MOSQ_LOG_ERR) != 0, let message else { return }
             MQTTConnection.from(object)?.libraryError = String(cString: message)
         }
         errno = 0
-        let code = mosquitto_connect_async(handle, settings.broker.host, Int32(settings.broker.port),
+        let code = mosquitto.connect_async(handle, settings.broker.host, Int32(settings.broker.port),
                                            Int32(settings.keepalive))
         guard code == MOSQ_ERR_SUCCESS.rawValue else {
             if code == MOSQ_ERR_EAI.rawValue {
@@ -91,7 +92,7 @@ final class MQTTConnection: LoopHook {
             throw MQTTProblem(code == MOSQ_ERR_TLS.rawValue ? .certificate : .unreachable, "cannot connect to \(settings.broker.url): \(MQTTConnection.text(of: code))"
                               + (libraryError.map { " (\($0))" } ?? ""))
         }
-        let fd = mosquitto_socket(handle)
+        let fd = mosquitto.socket(handle)
         guard fd >= 0 else { throw MQTTProblem(.unreachable, "cannot connect to \(settings.broker.url)") }
         source = try loop.watch(fd: fd, events: [.readable, .writable]) { [weak self] events in self?.ready(events) }
         // Also bounds a connect that is never answered: loop_misc ends it after a keepalive.
@@ -110,7 +111,7 @@ final class MQTTConnection: LoopHook {
         guard let handle, isConnected else { return .failure(MQTTProblem(.lost, "not connected")) }
         var mid: Int32 = 0
         let code = payload.withUnsafeBytes { bytes in
-            mosquitto_publish(handle, &mid, topic, Int32(bytes.count), bytes.baseAddress, qos, retain)
+            mosquitto.publish(handle, &mid, topic, Int32(bytes.count), bytes.baseAddress, qos, retain)
         }
         switch code {
         case MOSQ_ERR_SUCCESS.rawValue:
@@ -132,8 +133,8 @@ final class MQTTConnection: LoopHook {
     func disconnect() {
         guard let handle, !ended else { return }
         if isConnected {
-            _ = mosquitto_disconnect(handle)
-            _ = mosquitto_loop_write(handle, 1)
+            _ = mosquitto.disconnect(handle)
+            _ = mosquitto.loop_write(handle, 1)
         }
         close()
     }
@@ -142,7 +143,7 @@ final class MQTTConnection: LoopHook {
 
     func prepare() -> Double? {
         guard let handle, let source else { return nil }
-        source.setEvents(mosquitto_want_write(handle) ? [.readable, .writable] : [.readable])
+        source.setEvents(mosquitto.want_write(handle) ? [.readable, .writable] : [.readable])
         return nil
     }
 
@@ -151,24 +152,24 @@ final class MQTTConnection: LoopHook {
     private func ready(_ events: IOEvents) {
         guard let handle else { return }
         if !events.isDisjoint(with: [.readable, .error, .hangup]) {
-            let code = mosquitto_loop_read(handle, 1)
+            let code = mosquitto.loop_read(handle, 1)
             if code != MOSQ_ERR_SUCCESS.rawValue { return end(MQTTConnection.text(of: code)) }
         }
         if events.contains(.writable), self.handle != nil {
-            let code = mosquitto_loop_write(handle, 1)
+            let code = mosquitto.loop_write(handle, 1)
             if code != MOSQ_ERR_SUCCESS.rawValue { return end(MQTTConnection.text(of: code)) }
         }
     }
 
     private func keepalive() {
         guard let handle else { return }
-        let code = mosquitto_loop_misc(handle)
+        let code = mosquitto.loop_misc(handle)
         if code != MOSQ_ERR_SUCCESS.rawValue { end(MQTTConnection.text(of: code)) }
     }
 
     private func connected(code: Int32) {
         guard code == 0 else {
-            let answer = String(cString: mosquitto_connack_string(code))
+            let answer = mosquitto.connack_string(code).map { String(cString: $0) } ?? "code \(code)"
             ending = Ending(reason: "the broker refused the connection: \(answer)", refused: true)
             return
         }
@@ -198,16 +199,16 @@ final class MQTTConnection: LoopHook {
         source = nil
         keepaliveTimer?.cancel()
         keepaliveTimer = nil
-        if let handle { mosquitto_destroy(handle) }
+        if let handle { mosquitto.destroy(handle) }
         handle = nil
     }
 
-    deinit { if let handle { mosquitto_destroy(handle) } }
+    deinit { if let handle { mosquitto.destroy(handle) } }
 
     static func text(of code: Int32) -> String {
         if code == MOSQ_ERR_ERRNO.rawValue { return String(cString: strerror(errno)) }
         if code == MOSQ_ERR_CONN_LOST.rawValue { return "the connection was lost" }
-        return String(cString: mosquitto_strerror(code))
+        return mosquitto.strerror(code).map { String(cString: $0) } ?? "error \(code)"
     }
 }
 
@@ -222,3 +223,7 @@ public struct MQTTProblem: Error, CustomStringConvertible {
         self.description = description
     }
 }
+
+/// libmosquitto's functions. Reached only once `MQTTConnection.connect` has loaded the library:
+/// every other call needs a client that connect created.
+private var mosquitto: telwatch_mosquitto { telwatch_mosquitto_load(nil)!.pointee }

@@ -317,6 +317,28 @@ final class MQTTCommandTests: CommandTestCase {
         XCTAssertTrue(mqttLines.first?.contains(words) == true, watch.log(), file: file, line: line)
     }
 
+    func testWithoutLibmosquittoMQTTIsOneLineAndTheMonitorGoesOn() throws {
+        // libmosquitto is loaded only when MQTT is on. A libmosquitto.so.1 that cannot be loaded
+        // (an empty file) is found first, as if libmosquitto1 were not installed.
+        let libraries = logind.directory + "/libraries"
+        mkdir(libraries, 0o700)
+        try "".write(toFile: libraries + "/libmosquitto.so.1", atomically: true, encoding: .utf8)
+        try startModemManager()
+        let watch = try telwatch(["--bus", fixture.address, "--json", "--backend", "modemmanager", "--state-dir",
+                                  stateDirectory, "--inhibit", "none", "--config", try mqttConfig()],
+                                 extraEnvironment: ["LD_LIBRARY_PATH=" + libraries])
+        var lines: [String] = []
+        self.lines(watch, until: "ready", into: &lines)
+        _ = try ring("+15550042")
+        XCTAssertNotNil(nextEvent(watch, "incoming"), "calls are followed without MQTT:\n\(watch.log())")
+        let mqttLines = watch.log().split(separator: "\n").filter { $0.contains("mqtt:") }
+        XCTAssertEqual(mqttLines.count, 1, watch.log())
+        XCTAssertTrue(mqttLines.first?.contains("MQTT needs libmosquitto.so.1 (Debian: libmosquitto1)") == true,
+                      watch.log())
+        watch.signal(SIGTERM)
+        XCTAssertEqual(watch.wait(timeout: 15), .exited(0), watch.log())
+    }
+
     func testARefusedLoginIsOneLineAndTheMonitorGoesOn() throws {
         broker.stop()
         let passwords = logind.directory + "/mqtt/passwords"

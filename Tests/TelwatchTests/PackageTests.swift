@@ -84,10 +84,14 @@ final class PackageTests: XCTestCase {
         let control = try Command.run(["dpkg-deb", "-I", package.deb, "conffiles"])
         XCTAssertEqual(control.output.trimmingCharacters(in: .whitespacesAndNewlines), "/etc/telwatch/telwatch.conf")
         let depends = try Command.run(["dpkg-deb", "-f", package.deb, "Depends"]).output
-        for library in ["libc6", "libdbus-1-3", "libsqlite3-0", "libmosquitto1"] {
+        for library in ["libc6", "libdbus-1-3", "libsqlite3-0"] {
             XCTAssertTrue(depends.contains(library), depends)
         }
         XCTAssertFalse(depends.contains("swift"), depends)
+        // Loaded only when MQTT is on: a phone without it need not install it.
+        XCTAssertFalse(depends.contains("libmosquitto1"), depends)
+        let recommends = try Command.run(["dpkg-deb", "-f", package.deb, "Recommends"]).output
+        XCTAssertTrue(recommends.contains("libmosquitto1"), recommends)
     }
 
     func testLintianFindsNoError() throws {
@@ -98,13 +102,14 @@ final class PackageTests: XCTestCase {
         XCTAssertNotEqual(report.status, nil, "lintian did not finish")
     }
 
-    /// What the binary may load: libc and the three C libraries telwatch wraps; the Swift runtime is inside.
+    /// What the binary may load: libc and two of the C libraries telwatch wraps (the third,
+    /// libmosquitto, is loaded when MQTT is on); the Swift runtime is inside.
     func testTheBinaryNeedsOnlyLibcAndTheWrappedLibraries() throws {
         let package = try package()
         let needed = try Command.run(["readelf", "-d", package.root + "/usr/bin/telwatch"]).output
             .split(separator: "\n").filter { $0.contains("(NEEDED)") }
             .compactMap { $0.split(separator: "[").last?.split(separator: "]").first.map(String.init) }
-        let allowed: Set = ["libdbus-1.so.3", "libsqlite3.so.0", "libmosquitto.so.1", "libc.so.6", "libm.so.6",
+        let allowed: Set = ["libdbus-1.so.3", "libsqlite3.so.0", "libc.so.6", "libm.so.6",
                             "libstdc++.so.6", "libgcc_s.so.1", "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1"]
         XCTAssertFalse(needed.isEmpty)
         XCTAssertEqual(Set(needed).subtracting(allowed), [], "unexpected shared libraries: \(needed)")
