@@ -25,13 +25,7 @@ enum Parse {
 
     static func seconds(_ text: String, for option: String) throws -> Double {
         let floor = durationFloors[String(option.dropFirst(2))] ?? (0.001, "1ms")
-        var number = text
-        var scale = 1.0
-        for (suffix, factor) in [("ms", 0.001), ("s", 1.0), ("m", 60.0), ("h", 3600.0)] where number.hasSuffix(suffix) {
-            number = String(number.dropLast(suffix.count))
-            scale = factor
-            break
-        }
+        let (number, scale) = splittingUnit(text, [("ms", 0.001), ("s", 1.0), ("m", 60.0), ("h", 3600.0)])
         guard let value = Double(number), value.isFinite, value * scale >= floor.seconds,
               value > 0 || floor.seconds == 0, value * scale <= 366 * 86_400 else {
             throw UsageError("\(option) takes a duration from \(floor.text) up to a year, such as 30, 90s, 5m or 1h, "
@@ -40,17 +34,18 @@ enum Parse {
         return value * scale
     }
 
+    /// `text` less the first of `units` it ends with, and that unit's factor (1 with none).
+    private static func splittingUnit(_ text: String, _ units: [(suffix: String, factor: Double)])
+        -> (number: String, scale: Double) {
+        for unit in units where text.hasSuffix(unit.suffix) { return (String(text.dropLast(unit.suffix.count)), unit.factor) }
+        return (text, 1)
+    }
+
     /// `history-keep`: `0` keeps every call; otherwise a duration of at least a day (pruning
     /// happens at most daily), such as `90d` or `365d`.
     static func retention(_ text: String, for option: String) throws -> Double? {
         if text == "0" { return nil }
-        var number = text
-        var scale = 1.0
-        for (suffix, factor) in [("s", 1.0), ("m", 60.0), ("h", 3600.0), ("d", 86_400.0)] where number.hasSuffix(suffix) {
-            number = String(number.dropLast(suffix.count))
-            scale = factor
-            break
-        }
+        let (number, scale) = splittingUnit(text, [("s", 1.0), ("m", 60.0), ("h", 3600.0), ("d", 86_400.0)])
         guard let value = Double(number), value.isFinite, value * scale >= 86_400, value * scale <= 100 * 366 * 86_400 else {
             throw UsageError("\(option) takes 0 (keep every call) or a duration of at least 1d, such as 90d or 365d, "
                              + "not \(quoted(text))")
