@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes fuzz/corpus/dbus-messages/: one marshalled message per shape telwatch reads, with the
-values ModemManager and oFono send (docs/modem-stacks.md §2, §3), marshalled by GLib's GDBus, a
-D-Bus implementation independent of libdbus."""
+values ModemManager, oFono and logind send (docs/modem-stacks.md §2, §3, §4.2), marshalled by GLib's
+GDBus, a D-Bus implementation independent of libdbus."""
 import os
 import sys
 
@@ -16,6 +16,8 @@ def signal(path, interface, member, body):
     message = Gio.DBusMessage.new_signal(path, interface, member)
     message.set_sender(":1.7")
     message.set_body(GLib.Variant(body[0], body[1]))
+    # A message on the wire has a serial (GDBus gives one when it sends): libdbus rejects serial 0.
+    message.set_serial(42)
     return message
 
 
@@ -24,6 +26,7 @@ def reply(body):
     call.set_serial(7)
     message = Gio.DBusMessage.new_method_reply(call)
     message.set_body(GLib.Variant(body[0], body[1]))
+    message.set_serial(43)
     return message
 
 
@@ -55,6 +58,13 @@ seeds = {
     "ofono-modem-added": signal("/", "org.ofono.Manager", "ModemAdded", ("(oa{sv})", ("/ril_0", ofono_modem))),
     "ofono-get-calls": reply(("(a(oa{sv}))", ([("/ril_0/voicecall01", ofono_call)],))),
     "ofono-get-modems": reply(("(a(oa{sv}))", ([("/ril_0", ofono_modem)],))),
+    "logind-prepare-for-sleep": signal("/org/freedesktop/login1", "org.freedesktop.login1.Manager",
+                                       "PrepareForSleep", ("(b)", (True,))),
+    "logind-resumed": signal("/org/freedesktop/login1", "org.freedesktop.login1.Manager",
+                             "PrepareForSleep", ("(b)", (False,))),
+    # Descriptors travel beside a message's bytes, and libdbus rejects bytes whose header counts
+    # any: the reply's `h` indexes none, which telwatch must take as no lock.
+    "logind-inhibit-reply": reply(("(h)", (0,))),
 }
 
 directory = os.path.join(os.path.dirname(os.path.abspath(sys.argv[0])), "corpus", "dbus-messages")

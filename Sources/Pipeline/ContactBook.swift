@@ -16,7 +16,8 @@ public struct ContactBook: Sendable {
     /// Names by key: the last `length` digits of a number as an integer, with `length` and the
     /// `bucket` of the contact's number (7, 8 or 9 for 9 and more digits; 0 for an exact short
     /// number) above them. Integers, so that a lookup (once per event) allocates nothing.
-    private var names: [UInt64: String] = [:]
+    /// Readable in the module (and by the `contacts` fuzz target) to list the numbers it holds.
+    private(set) var names: [UInt64: String] = [:]
     /// Entries read (numbers with a name), duplicates included.
     public private(set) var count = 0
 

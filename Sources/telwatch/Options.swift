@@ -5,12 +5,6 @@ import Loop
 import PhoneActions
 import Pipeline
 
-/// A mistake in how telwatch was called: one line on stderr and exit status 2.
-struct UsageError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
 /// Exit statuses, documented in `telwatch --help` and the README.
 enum ExitStatus {
     static let success: Int32 = 0
@@ -123,7 +117,7 @@ struct BusSession {
     }
 }
 
-enum Parse {
+extension Parse {
     /// `--bus system|session|ADDRESS`.
     static func bus(_ text: String) throws -> BusAddress {
         guard let bus = BusAddress(text) else {
@@ -171,105 +165,6 @@ struct ArgumentCursor {
     mutating func rest() -> [String] {
         defer { items.removeAll() }
         return items
-    }
-}
-
-extension Parse {
-    /// Bad input quoted in an error: at most `limit` bytes of it, so a megabyte line is not echoed.
-    static func quoted(_ text: String, limit: Int = 100) -> String {
-        guard text.utf8.count > limit else { return "'" + text + "'" }
-        return "'" + String(decoding: text.utf8.prefix(limit), as: UTF8.self) + "…' (\(text.utf8.count) bytes)"
-    }
-
-    /// The shortest each duration may be, and why: below it a setting does nothing useful and can
-    /// only flood (a heartbeat every microsecond) or defeat itself (a lease that ends every run
-    /// before its lock is taken).
-    static let durationFloors: [String: (seconds: Double, text: String)] = [
-        "lease": (10, "10s"), "heartbeat": (1, "1s"), "hook-timeout": (0.1, "100ms"), "stop-grace": (0, "0"),
-        "resume-grace": (1, "1s"),
-    ]
-
-    static func seconds(_ text: String, for option: String) throws -> Double {
-        let floor = durationFloors[String(option.dropFirst(2))] ?? (0.001, "1ms")
-        var number = text
-        var scale = 1.0
-        for (suffix, factor) in [("ms", 0.001), ("s", 1.0), ("m", 60.0), ("h", 3600.0)] where number.hasSuffix(suffix) {
-            number = String(number.dropLast(suffix.count))
-            scale = factor
-            break
-        }
-        guard let value = Double(number), value.isFinite, value * scale >= floor.seconds,
-              value > 0 || floor.seconds == 0, value * scale <= 366 * 86_400 else {
-            throw UsageError("\(option) takes a duration from \(floor.text) up to a year, such as 30, 90s, 5m or 1h, "
-                             + "not \(quoted(text))")
-        }
-        return value * scale
-    }
-
-    /// `history-keep`: `0` keeps every call; otherwise a duration of at least a day (pruning
-    /// happens at most daily), such as `90d` or `365d`.
-    static func retention(_ text: String, for option: String) throws -> Double? {
-        if text == "0" { return nil }
-        var number = text
-        var scale = 1.0
-        for (suffix, factor) in [("s", 1.0), ("m", 60.0), ("h", 3600.0), ("d", 86_400.0)] where number.hasSuffix(suffix) {
-            number = String(number.dropLast(suffix.count))
-            scale = factor
-            break
-        }
-        guard let value = Double(number), value.isFinite, value * scale >= 86_400, value * scale <= 100 * 366 * 86_400 else {
-            throw UsageError("\(option) takes 0 (keep every call) or a duration of at least 1d, such as 90d or 365d, "
-                             + "not \(quoted(text))")
-        }
-        return value * scale
-    }
-
-    /// A directory given by path: never empty, and absolute where a daemon's working directory
-    /// would otherwise decide where it lands.
-    static func directory(_ text: String, for option: String, absolute: Bool) throws -> String {
-        guard !text.isEmpty, !absolute || text.hasPrefix("/") else {
-            throw UsageError("\(option) takes \(absolute ? "an absolute" : "a") directory path, not \(quoted(text))")
-        }
-        return text
-    }
-
-    /// A command line of the config file or a flag, split as `sh` would (`CommandWords`).
-    static func command(_ text: String, for setting: String) throws -> [String] {
-        let argv: [String]
-        do { argv = try CommandWords.split(text) } catch { throw UsageError("\(setting): \(error)") }
-        guard !argv.isEmpty, !argv[0].isEmpty else { throw UsageError("\(setting) needs a command") }
-        return argv
-    }
-
-    static func file(_ text: String, for option: String) throws -> String {
-        guard !text.isEmpty else { throw UsageError("\(option) takes a file path") }
-        return text
-    }
-
-    static func bool(_ text: String, for option: String) throws -> Bool {
-        switch text.lowercased() {
-        case "1", "true", "yes", "on": return true
-        case "0", "false", "no", "off": return false
-        default: throw UsageError("\(option) takes true or false, not \(Parse.quoted(text))")
-        }
-    }
-
-    /// `--inhibit WHAT[:MODE]|none`: WHAT is logind's colon-separated list, MODE block or delay.
-    static func inhibit(_ text: String) throws -> (what: String?, mode: String) {
-        if text == "none" { return (nil, "block") }
-        var parts = text.split(separator: ":").map(String.init)
-        var mode = "block"
-        if let last = parts.last, last == "block" || last == "delay" {
-            mode = last
-            parts.removeLast()
-        }
-        let known: Set<String> = ["shutdown", "sleep", "idle", "handle-power-key", "handle-suspend-key",
-                                  "handle-hibernate-key", "handle-lid-switch", "handle-reboot-key"]
-        guard !parts.isEmpty, parts.allSatisfy(known.contains) else {
-            throw UsageError("--inhibit takes WHAT[:MODE] (WHAT from \(known.sorted().joined(separator: ", ")); "
-                             + "MODE block or delay) or none, not \(Parse.quoted(text))")
-        }
-        return (parts.joined(separator: ":"), mode)
     }
 }
 
@@ -347,42 +242,19 @@ extension WatchOptions {
         }
     }
 
-    /// `KEY = VALUE` lines; `#` comments; blank lines ignored. Keys are the long flag names.
+    /// Applies the config file's entries (`ConfigFile`) in order; the first bad one, or the first
+    /// line that is no entry, is the error, with the file and line.
     mutating func load(configFile path: String) throws {
         let text: String
         do { text = try SmallFile.text(path, limit: 1 << 20) } catch {
             throw UsageError("cannot read config file \(path): \(error.reason)")
         }
-        // "\r\n" is one Character in Swift: a file with CRLF line ends is split on it too.
-        let lines = text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" }
-        // A setting given twice is a mistake (which one did the user mean?), except hooks, of which
-        // an event may have several.
-        var firstLine: [String: Int] = [:]
-        for (index, rawLine) in lines.enumerated() {
-            let line = rawLine.trimmingSpaces()
-            if line.isEmpty || line.hasPrefix("#") { continue }
-            guard let equals = line.firstIndex(of: "=") else {
-                throw UsageError("\(path):\(index + 1): expected KEY = VALUE, got \(Parse.quoted(line))")
-            }
-            let key = String(line[..<equals]).trimmingSpaces()
-            let value = String(line[line.index(after: equals)...]).trimmingSpaces()
-            let setting = ["quiet", "verbose"].contains(key) ? "verbosity" : key
-            if !key.hasPrefix("hook."), !key.hasPrefix("while."), let first = firstLine[setting] {
-                throw UsageError("\(path):\(index + 1): \(Parse.quoted(key)) is already set on line \(first)")
-            }
-            firstLine[setting] = index + 1
-            do { try set(key, value) } catch let error as UsageError {
-                throw UsageError("\(path):\(index + 1): \(error.description)")
+        let (entries, mistake) = ConfigFile.entries(of: text)
+        for entry in entries {
+            do { try set(entry.key, entry.value) } catch let error as UsageError {
+                throw UsageError("\(path):\(entry.line): \(error.description)")
             }
         }
-    }
-}
-
-extension StringProtocol {
-    func trimmingSpaces() -> String {
-        var slice = Substring(self)
-        while let first = slice.first, first == " " || first == "\t" || first == "\r" { slice.removeFirst() }
-        while let last = slice.last, last == " " || last == "\t" || last == "\r" { slice.removeLast() }
-        return String(slice)
+        if let mistake { throw UsageError("\(path):\(mistake.line): \(mistake.reason)") }
     }
 }

@@ -1,13 +1,15 @@
-// Fuzz target: D-Bus messages as ModemManager and oFono send them to telwatch.
+// Fuzz target: D-Bus messages as ModemManager, oFono and logind send them to telwatch.
 //
 // The input is a whole marshalled message. libdbus demarshals and validates it exactly as the
 // bus hands telwatch a message; it is then routed by interface and member as the backends route
 // their subscriptions, and decoded with the same calls their handlers make (the handlers are
 // private methods of backends that need a live bus; this reaches the same decoding and mapping
-// code, then the tracker). A method return goes through every listing reply telwatch reads.
+// code, then the tracker). A method return goes through every listing reply telwatch reads and
+// logind's answer to `Inhibit`.
 // Checked besides "no crash, no sanitizer finding": whatever decodes re-encodes to the same
 // values (the codec round trip).
 
+import BGRunManager
 @testable import CallMonitor
 import DBus
 
@@ -58,8 +60,13 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
             let said = CallObservation(reason: OfonoMapping.disconnectReason(reason))
             events.append(.callChanged(CallKey(backend: .ofono, path: path), said))
         }
+    case (_, InhibitorLock.interface?, SleepWatcher.member?):
+        // As `SleepWatcher` reads it: one boolean, or a malformed one told by its signature.
+        if (try? message.decode(Bool.self)) == nil { _ = String(message.signature.prefix(40)) }
     case (.methodReturn, _, _):
         events += listingReplies(message)
+        // `InhibitorLock`: the reply to `Inhibit` is the lock's descriptor (closed with `lock`).
+        if let lock = try? message.decode(UnixFD.self) { _ = lock.isOpen }
     default:
         break
     }
