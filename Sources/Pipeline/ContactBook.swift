@@ -257,6 +257,7 @@ enum VCardReader {
         var escaped = false
         for byte in value {
             if escaped {
+                if !isEscapable(byte) { out.append(UInt8(ascii: "\\")) }
                 out.append(byte == UInt8(ascii: "n") || byte == UInt8(ascii: "N") ? UInt8(ascii: "\n") : byte)
                 escaped = false
             } else if byte == UInt8(ascii: "\\") {
@@ -268,15 +269,27 @@ enum VCardReader {
         return out
     }
 
+    /// A backslash escapes an ASCII character; before any other byte it is kept: dropped, it
+    /// would join the bytes around it, which a broken export may leave as invalid UTF-8, into a
+    /// character the file never had.
+    static func isEscapable(_ byte: UInt8) -> Bool { byte < 0x80 }
+
     /// `N:Family;Given;Middle;Prefix;Suffix` → `Given Middle Family`, for a card without `FN`.
     static func structuredName(_ value: LineBytes) -> String? {
         var parts: [[UInt8]] = [[]]
         var escaped = false
         for byte in value {
-            if escaped { parts[parts.count - 1].append(byte); escaped = false }
-            else if byte == UInt8(ascii: "\\") { escaped = true }
-            else if byte == UInt8(ascii: ";") { parts.append([]) }
-            else { parts[parts.count - 1].append(byte) }
+            if escaped {
+                if !isEscapable(byte) { parts[parts.count - 1].append(UInt8(ascii: "\\")) }
+                parts[parts.count - 1].append(byte)
+                escaped = false
+            } else if byte == UInt8(ascii: "\\") {
+                escaped = true
+            } else if byte == UInt8(ascii: ";") {
+                parts.append([])
+            } else {
+                parts[parts.count - 1].append(byte)
+            }
         }
         let ordered = [parts.count > 1 ? parts[1] : [], parts.count > 2 ? parts[2] : [], parts[0]]
         return ordered.map { ContactFileBytes.text($0).replacing(",", with: " ").trimmingBlanks() }.filter { !$0.isEmpty }

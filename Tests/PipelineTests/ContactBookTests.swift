@@ -85,6 +85,18 @@ final class ContactBookTests: XCTestCase {
         XCTAssertEqual(contacts.name(for: "+15550001"), "Smith, John; \\ \nX \u{1B}[31m'; rm -rf ~ #")
     }
 
+    func testABackslashBeforeABrokenByteIsKeptAndJoinsNothing() throws {
+        // Dropped, the backslash would join the bytes DF and 90 into U+07D0, a character the
+        // file never had (found by the contacts fuzz target).
+        let broken: [UInt8] = [UInt8(ascii: "A"), 0xDF, UInt8(ascii: "\\"), 0x90]
+        for property in ["FN:", "N:;"] {
+            let file = Array("BEGIN:VCARD\n\(property)".utf8) + broken + Array("\nTEL:+15550001\nEND:VCARD\n".utf8)
+            let name = try XCTUnwrap(try ContactBook.parse(file).name(for: "+15550001"), property)
+            XCTAssertEqual(name, String(decoding: broken, as: UTF8.self), property)
+            XCTAssertFalse(name.unicodeScalars.contains("\u{07D0}"), property)
+        }
+    }
+
     func testABrokenVCardFileIsRefusedWithItsLine() {
         XCTAssertEqual(refusal("BEGIN:VCARD\nFN:A\nTEL:1234567\n"), "line 1: this card has no END:VCARD")
         XCTAssertEqual(refusal("BEGIN:VCARD\nFN:A\nBEGIN:VCARD\nEND:VCARD\n"),
