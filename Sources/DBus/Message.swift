@@ -157,37 +157,87 @@ public final class Message {
         }
     }
 
+    // Decoding has one overload per arity, not a parameter pack: Debian 13's Swift 6.0.3 cannot
+    // type-check `try?` around a pack-returning call, and crashes at -O on iterating a pack
+    // (docs/platforms.md). Each overload checks the signature in place and allocates nothing.
+
+    /// Decodes the whole body as one value of `A`; a body of another signature is a thrown error.
+    public func decode<A: DBusType>(_: A.Type) throws -> A {
+        var reader = try checkedReader(A.dbusSignature)
+        return try A(from: &reader)
+    }
+
     /// Decodes the whole body as the given types; a body of another signature is a thrown error.
-    public func decode<each T: DBusType>(_ types: repeat (each T).Type) throws -> (repeat each T) {
-        guard bodyHasSignature(repeat each types) else {
-            var expected = ""
-            for type in repeat each types { expected += type.dbusSignature }
-            throw DBusError.signatureMismatch(expected: expected, actual: signature)
+    public func decode<A: DBusType, B: DBusType>(_: A.Type, _: B.Type) throws -> (A, B) {
+        var reader = try checkedReader(A.dbusSignature, B.dbusSignature)
+        let a = try A(from: &reader)
+        return (a, try B(from: &reader))
+    }
+
+    /// Decodes the whole body as the given types; a body of another signature is a thrown error.
+    public func decode<A: DBusType, B: DBusType, C: DBusType>(_: A.Type, _: B.Type, _: C.Type) throws -> (A, B, C) {
+        var reader = try checkedReader(A.dbusSignature, B.dbusSignature, C.dbusSignature)
+        let a = try A(from: &reader)
+        let b = try B(from: &reader)
+        return (a, b, try C(from: &reader))
+    }
+
+    /// Decodes the whole body as the given types; a body of another signature is a thrown error.
+    public func decode<A: DBusType, B: DBusType, C: DBusType, D: DBusType>(
+        _: A.Type, _: B.Type, _: C.Type, _: D.Type
+    ) throws -> (A, B, C, D) {
+        var reader = try checkedReader(A.dbusSignature, B.dbusSignature, C.dbusSignature, D.dbusSignature)
+        let a = try A(from: &reader)
+        let b = try B(from: &reader)
+        let c = try C(from: &reader)
+        return (a, b, c, try D(from: &reader))
+    }
+
+    /// Decodes the whole body as the given types; a body of another signature is a thrown error.
+    public func decode<A: DBusType, B: DBusType, C: DBusType, D: DBusType, E: DBusType>(
+        _: A.Type, _: B.Type, _: C.Type, _: D.Type, _: E.Type
+    ) throws -> (A, B, C, D, E) {
+        var reader = try checkedReader(A.dbusSignature, B.dbusSignature, C.dbusSignature, D.dbusSignature,
+                                       E.dbusSignature)
+        let a = try A(from: &reader)
+        let b = try B(from: &reader)
+        let c = try C(from: &reader)
+        let d = try D(from: &reader)
+        return (a, b, c, d, try E(from: &reader))
+    }
+
+    /// A reader at the first argument once the body's signature is the pieces in order; else the
+    /// mismatch, thrown.
+    private func checkedReader(_ a: String, _ b: String = "", _ c: String = "", _ d: String = "",
+                               _ e: String = "") throws -> MessageReader {
+        guard bodyHasSignature(a, b, c, d, e) else {
+            throw DBusError.signatureMismatch(expected: a + b + c + d + e, actual: signature)
         }
         var reader = reader()
         reader.signatureChecked = true
-        return (repeat try (each T)(from: &reader))
+        return reader
     }
 
-    /// Compares the body's signature with the types' signatures piece by piece, without building
-    /// a string: this runs for every signal.
-    private func bodyHasSignature<each T: DBusType>(_ types: repeat (each T).Type) -> Bool {
-        guard var cursor = dbus_message_get_signature(raw) else { return false }
-        var matches = true
-        for type in repeat each types {
-            if matches {
-                type.dbusSignature.utf8.withContiguousStorageIfAvailable { piece in
-                    for byte in piece where matches {
-                        if UInt8(bitPattern: cursor.pointee) == byte { cursor += 1 } else { matches = false }
-                    }
-                } ?? {
-                    for byte in type.dbusSignature.utf8 where matches {
-                        if UInt8(bitPattern: cursor.pointee) == byte { cursor += 1 } else { matches = false }
-                    }
-                }()
+    /// Compares the body's signature with the pieces in order, without building a string: this
+    /// runs for every signal.
+    private func bodyHasSignature(_ a: String, _ b: String, _ c: String, _ d: String, _ e: String) -> Bool {
+        guard var cursor = dbus_message_get_signature(raw),
+              Self.consume(a, at: &cursor), Self.consume(b, at: &cursor), Self.consume(c, at: &cursor),
+              Self.consume(d, at: &cursor), Self.consume(e, at: &cursor)
+        else { return false }
+        return cursor.pointee == 0
+    }
+
+    /// Moves `cursor` past `piece` when the signature continues with it.
+    private static func consume(_ piece: String, at cursor: inout UnsafePointer<CChar>) -> Bool {
+        var piece = piece
+        return piece.withUTF8 { bytes in
+            for byte in bytes {
+                guard UInt8(bitPattern: cursor.pointee) == byte else { return false }
+                cursor += 1
             }
+            return true
         }
-        return matches && cursor.pointee == 0
     }
 
     /// Decodes the whole body as dynamically typed values.

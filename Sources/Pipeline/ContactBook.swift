@@ -325,10 +325,12 @@ enum ContactFileBytes {
     static func equalsIgnoringCase(_ bytes: LineBytes, _ word: StaticString) -> Bool {
         guard bytes.count == word.utf8CodeUnitCount else { return false }
         return word.withUTF8Buffer { expected in
-            zip(bytes, expected).allSatisfy { byte, wanted in
-                (byte >= 0x61 && byte <= 0x7A ? byte - 0x20 : byte) == (wanted >= 0x61 && wanted <= 0x7A ? wanted - 0x20 : wanted)
-            }
+            zip(bytes, expected).allSatisfy { byte, wanted in upperCased(byte) == upperCased(wanted) }
         }
+    }
+
+    private static func upperCased(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") ? byte - 0x20 : byte
     }
 
     static func isBlank(_ line: LineBytes) -> Bool {

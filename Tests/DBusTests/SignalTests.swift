@@ -48,10 +48,16 @@ final class SignalTests: BusTestCase {
         waitFor("the signal") { !received.isEmpty }
         let message = try XCTUnwrap(received.first)
         XCTAssertEqual(message.signature, "ybnqiuxtdsoasa{si}v")
-        let (byte, flag, small, unsignedSmall, int, unsignedInt, long, unsignedLong, real, text, path, list,
-             table, variant) = try message.decode(
-            UInt8.self, Bool.self, Int16.self, UInt16.self, Int32.self, UInt32.self, Int64.self, UInt64.self,
-            Double.self, String.self, ObjectPath.self, [String].self, [String: Int32].self, Variant.self)
+        // Read one argument at a time: typed decoding goes to five arguments (Message.decode).
+        var reader = message.reader()
+        let byte = try reader.read(UInt8.self), flag = try reader.read(Bool.self)
+        let small = try reader.read(Int16.self), unsignedSmall = try reader.read(UInt16.self)
+        let int = try reader.read(Int32.self), unsignedInt = try reader.read(UInt32.self)
+        let long = try reader.read(Int64.self), unsignedLong = try reader.read(UInt64.self)
+        let real = try reader.read(Double.self), text = try reader.read(String.self)
+        let path = try reader.read(ObjectPath.self), list = try reader.read([String].self)
+        let table = try reader.read([String: Int32].self), variant = try reader.read(Variant.self)
+        XCTAssertTrue(reader.isAtEnd)
         XCTAssertEqual(byte, 7)
         XCTAssertTrue(flag)
         XCTAssertEqual(small, -3)

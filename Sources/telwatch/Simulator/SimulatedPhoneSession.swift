@@ -54,9 +54,12 @@ final class SimulatedPhoneSession {
     private func exportNotifications() throws {
         let notifications = try ExportedInterface("org.freedesktop.Notifications")
         try notifications.addMethod("Notify", in: "susssasa{sv}i", out: "u") { [unowned self] call in
-            let (_, replaces, _, summary, body, _, _, _) = try call.decode(
-                String.self, UInt32.self, String.self, String.self, String.self, [String].self, PropertyMap.self,
-                Int32.self)
+            // The first five of Notify's eight arguments (its signature was checked by `in:`).
+            var reader = call.reader()
+            _ = try reader.read(String.self)
+            let replaces = try reader.read(UInt32.self)
+            _ = try reader.read(String.self)
+            let summary = try reader.read(String.self), body = try reader.read(String.self)
             let id = replaces != 0 ? replaces : self.nextNotification
             if replaces == 0 { self.nextNotification += 1 }
             self.say("notification \(id)\(replaces != 0 ? " (replaced)" : ""): \(summary): \(body)")
