@@ -32,7 +32,7 @@ struct Doctor {
         } catch {
             check(false, "\(options.bus) bus: \(error)",
                   fix: options.bus == .system ? "is dbus running? (systemctl status dbus)" : "pass --bus with a reachable bus")
-            return ExitStatus.busUnavailable
+            return ExitStatus.busUnavailable.code
         }
         defer { connection.close() }
         check(true, "\(options.bus) bus reachable as \(connection.uniqueName)")
@@ -53,7 +53,7 @@ struct Doctor {
         checkPhoneActions()
         checkLastSleep()
         output.write(problems == 0 ? "all checks passed" : "\(problems) problem\(problems == 1 ? "" : "s") found")
-        return problems == 0 ? ExitStatus.success : ExitStatus.problemsFound
+        return problems == 0 ? ExitStatus.success.code : ExitStatus.problemsFound.code
     }
 
     private func owner(of name: String, on connection: Connection) -> String? {

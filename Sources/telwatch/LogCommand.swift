@@ -42,11 +42,11 @@ enum LogCommand {
         }
         if csv && options.json {
             warn("log: --json and --csv contradict each other: give one")
-            return ExitStatus.usage
+            return ExitStatus.usage.code
         }
         guard let directory = options.stateDirectory ?? RunStateStore.defaultDirectory() else {
             warn("log: no state directory: neither $STATE_DIRECTORY, $XDG_STATE_HOME nor $HOME is set; pass --state-dir DIR")
-            return ExitStatus.usage
+            return ExitStatus.usage.code
         }
         let path = HistoryStore.path(in: directory)
         let rows: [HistoryRow]?
@@ -55,7 +55,7 @@ enum LogCommand {
         } catch {
             let problem = HistoryProblem(error, path: path)
             warn("log: \(problem.what(path)); fix: \(problem.fix(path))")
-            return ExitStatus.failure
+            return ExitStatus.failure.code
         }
         let output = LineWriter(fd: 1)
         let schema = EventSchema(redactNumbers: options.redactNumbers)
@@ -79,7 +79,7 @@ enum LogCommand {
         } else if let rows {
             guard !rows.isEmpty else {
                 output.write("no calls" + (query == HistoryQuery() ? " recorded yet" : " match"))
-                return ExitStatus.success
+                return ExitStatus.success.code
             }
             let format = HistoryFormat(schema: schema, now: now)
             output.write(HistoryFormat.header)
@@ -87,7 +87,7 @@ enum LogCommand {
         } else {
             output.write("no calls recorded yet (\(TerminalText.escape(path)) does not exist)")
         }
-        return ExitStatus.success
+        return ExitStatus.success.code
     }
 
     private static func listAndMark(_ query: HistoryQuery, path: String) throws -> [HistoryRow]? {

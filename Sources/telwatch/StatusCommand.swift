@@ -16,26 +16,26 @@ enum StatusCommand {
         case .success(let parsed): options = parsed
         case .failure(let exit): return exit.status
         }
-        guard let bus = BusSession.open(options.bus) else { return ExitStatus.busUnavailable }
+        guard let bus = BusSession.open(options.bus) else { return ExitStatus.busUnavailable.code }
         defer { bus.connection.close() }
         // The user unit's telwatch has its API on the session bus (`--api-bus session`).
         let apiBus = options.apiBus.flatMap { $0 == options.bus ? nil : BusSession.open($0) }
         defer { apiBus?.connection.close() }
-        if options.apiBus != nil, options.apiBus != options.bus, apiBus == nil { return ExitStatus.busUnavailable }
+        if options.apiBus != nil, options.apiBus != options.bus, apiBus == nil { return ExitStatus.busUnavailable.code }
         let report: StatusReport
         do {
             if let service = try ServiceView.read((apiBus ?? bus).connection, now: wallClockNow()) {
                 report = StatusReport(service: service)
             } else {
-                guard let ownLook = StatusReport.ownLook(options, bus: bus) else { return ExitStatus.busUnavailable }
+                guard let ownLook = StatusReport.ownLook(options, bus: bus) else { return ExitStatus.busUnavailable.code }
                 report = ownLook
             }
         } catch {
             warn("the telwatch service did not answer: \(error)")
-            return ExitStatus.busUnavailable
+            return ExitStatus.busUnavailable.code
         }
         report.write(to: LineWriter(fd: 1), json: options.json, bus: options.apiBus ?? options.bus)
-        return ExitStatus.success
+        return ExitStatus.success.code
     }
 }
 
