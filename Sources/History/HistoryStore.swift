@@ -103,6 +103,41 @@ public final class HistoryStore {
         }
     }
 
+    /// The rows an earlier telwatch left open: live when it was killed, or closed as `unknown` with
+    /// no end as it stopped. Only the newest row of each stack path, first seen since `since`: a
+    /// stack's call outlives a telwatch restart but not a reboot, and a path used again later
+    /// belongs to the later call.
+    public func leftOpen(since: Double) throws -> [HistoryRow] {
+        let statement = try database.prepare("""
+            SELECT \(HistorySchema.selectColumns) FROM calls \
+            WHERE (\(HistorySchema.liveCondition) OR (state = '\(HistoryRow.unknownState)' AND ended_at IS NULL)) \
+            AND first_seen >= ?1 \
+            AND id = (SELECT max(id) FROM calls AS later WHERE later.backend = calls.backend AND later.path = calls.path) \
+            ORDER BY id
+            """)
+        statement.bind(1, since)
+        var rows: [HistoryRow] = []
+        while try statement.step() { rows.append(HistorySchema.row(from: statement)) }
+        return rows
+    }
+
+    /// Closes these calls as `unknown` where they are still live; returns how many were.
+    public func closeUnfinished(callIDs: [String]) throws -> Int {
+        guard !callIDs.isEmpty else { return 0 }
+        return try database.transaction {
+            let statement = try database.prepare(
+                "UPDATE calls SET state = '\(HistoryRow.unknownState)' WHERE call_id = ?1 AND \(HistorySchema.liveCondition)")
+            var closed = 0
+            for id in callIDs {
+                statement.reset()
+                statement.bind(1, id)
+                try statement.step()
+                closed += database.changes
+            }
+            return closed
+        }
+    }
+
     /// Removes the ended calls first seen before `cutoff`; returns how many.
     public func prune(before cutoff: Double) throws -> Int {
         try database.transaction {
