@@ -1,4 +1,5 @@
 import CSQLite
+import Glibc
 
 /// The history database opened for writing: the daemon's (which creates and migrates it) or a
 /// command's (`telwatch log --mark-seen`, which needs it to exist already).
@@ -45,7 +46,21 @@ public final class HistoryStore {
                              + "PRAGMA cache_size = -\(cacheKiB)")
         database.trackWALFrames()
         try HistorySchema.migrate(database)
+        letGroupWrite(path)
         return HistoryStore(path: path, database: database)
+    }
+
+    /// A group that may read the history may also mark its calls seen (`telwatch log --mark-seen`),
+    /// which writes the database, its WAL and the WAL's index: SQLite makes the last two with the
+    /// database's mode, so the database's own decides. Only the daemon's files, and only where
+    /// the group may read already (a mode someone narrowed stays narrow).
+    static func letGroupWrite(_ path: String) {
+        for file in [path, path + "-wal", path + "-shm"] {
+            var info = stat()
+            guard lstat(file, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid(),
+                  info.st_mode & S_IRGRP != 0, info.st_mode & S_IWGRP == 0 else { continue }
+            _ = chmod(file, (info.st_mode & 0o7777) | S_IWGRP)
+        }
     }
 
     /// A command's connection to an existing, current database; nil when there is none yet.

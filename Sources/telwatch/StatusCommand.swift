@@ -30,6 +30,9 @@ enum StatusCommand {
                 guard let ownLook = StatusReport.ownLook(options, bus: bus) else { return ExitStatus.busUnavailable.code }
                 report = ownLook
             }
+        } catch where Access.isRefusal(error) {
+            warn(Access.refusal("status", bus: options.apiBus ?? options.bus))
+            return ExitStatus.failure.code
         } catch {
             warn("the telwatch service did not answer: \(error)")
             return ExitStatus.busUnavailable.code
@@ -94,7 +97,10 @@ struct StatusReport {
         }
         let calls = monitor.liveCalls
         monitor.stop()
-        let directory = options.stateDirectory ?? RunStateStore.defaultDirectory()
+        // No service answered: the rest of the rule (StatePlace) decides whose records are read.
+        let place = StatePlace.find(options, bus: nil)
+        place?.say("status")
+        let directory = place?.directory
         return StatusReport(backends: selection.kinds.map { ($0.rawValue, states[$0] ?? "unknown") }, calls: calls,
                             recorded: directory.map(RecordedRun.init(directory:)) ?? .none,
                             sleep: directory.flatMap { RunStateStore.readSleep(directory: $0) })

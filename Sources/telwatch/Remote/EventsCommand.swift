@@ -39,6 +39,9 @@ enum EventsCommand {
                         switch result {
                         case .success:
                             if options.verbosity == .verbose { warn("following the telwatch service \(unique) on the \(bus) bus") }
+                        case .failure(let error) where Access.isRefusal(error):
+                            // The bus policy's refusal, in one line: who may ask, and how to become one.
+                            stop(ExitStatus.failure.code, Access.refusal("events", bus: bus))
                         case .failure(let error):
                             stop(ExitStatus.failure.code, "the telwatch service refused Subscribe: \(error)")
                         }
