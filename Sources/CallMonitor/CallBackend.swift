@@ -33,12 +33,18 @@ public enum BackendStatus: String, Sendable {
 public enum BackendNotice: Sendable, Equatable, CustomStringConvertible {
     /// The service's name has an owner (at start, or after a restart); a sync follows.
     case serviceAppeared(BackendKind, owner: String)
-    /// The owner went away: its calls ended with reason `backend-lost`.
-    case serviceVanished(BackendKind)
+    /// The owner went away: its calls ended with reason `backend-lost`. `liveCalls` is how many
+    /// of its calls were live then (`CallMonitor` counts them: a backend does not know the tracker),
+    /// so that "its live calls ended" is said only when there were some.
+    case serviceVanished(BackendKind, liveCalls: Int = 0)
     /// Nobody owned the name at start; the backend waits for it.
     case serviceAbsent(BackendKind)
     /// A sync finished: voice modems and calls listed.
     case synced(BackendKind, modems: Int, calls: Int)
+    /// The number of voice modems changed after a sync (a modem added, removed, or given or
+    /// denied its voice interface): what `Backends` reports follows it. Not shown in the event
+    /// stream: a modem is not a call.
+    case modemsChanged(BackendKind, modems: Int)
     /// The service's policy refused our listing (oFono's at_console rule); said once per backend.
     /// Calls are still followed from signals.
     case syncRefused(BackendKind, String)
@@ -69,7 +75,7 @@ public enum BackendNotice: Sendable, Equatable, CustomStringConvertible {
         case .syncRefused: return .syncRefused
         case .syncFailed: return .syncFailed
         case .callUnreadable, .rejectedSignal, .rejectedSuppressed, .malformed, .malformedSuppressed,
-             .unreadableSuppressed: return nil
+             .unreadableSuppressed, .modemsChanged: return nil
         }
     }
 
@@ -78,14 +84,14 @@ public enum BackendNotice: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .syncRefused, .syncFailed, .callUnreadable, .rejectedSignal, .rejectedSuppressed, .malformed,
              .malformedSuppressed, .unreadableSuppressed: return true
-        case .serviceAppeared, .serviceVanished, .serviceAbsent, .synced: return false
+        case .serviceAppeared, .serviceVanished, .serviceAbsent, .synced, .modemsChanged: return false
         }
     }
 
     public var backend: BackendKind {
         switch self {
-        case .serviceAppeared(let kind, _), .serviceVanished(let kind), .serviceAbsent(let kind),
-             .synced(let kind, _, _), .syncRefused(let kind, _), .syncFailed(let kind, _), .callUnreadable(let kind, _),
+        case .serviceAppeared(let kind, _), .serviceVanished(let kind, _), .serviceAbsent(let kind),
+             .synced(let kind, _, _), .modemsChanged(let kind, _), .syncRefused(let kind, _), .syncFailed(let kind, _), .callUnreadable(let kind, _),
              .rejectedSignal(let kind, _, _), .rejectedSuppressed(let kind, _, _), .malformed(let kind, _),
              .malformedSuppressed(let kind, _), .unreadableSuppressed(let kind, _):
             return kind
@@ -98,10 +104,12 @@ public enum BackendNotice: Sendable, Equatable, CustomStringConvertible {
         let service = backend.serviceName
         switch self {
         case .serviceAppeared(_, let owner): return "\(name): \(service) is running (owner \(owner))"
-        case .serviceVanished: return "\(name): \(service) went away; its calls ended (backend-lost)"
+        case .serviceVanished(_, let live):
+            return "\(name): \(service) went away" + (live == 0 ? "" : "; its live calls ended (backend-lost)")
         case .serviceAbsent: return "\(name): \(service) is not running; waiting for it"
         case .synced(_, let modems, let calls):
             return "\(name): synced: \(modems) voice modem\(modems == 1 ? "" : "s"), \(calls) call\(calls == 1 ? "" : "s")"
+        case .modemsChanged(_, let modems): return "\(name): \(modems) voice modem\(modems == 1 ? "" : "s") now"
         case .syncRefused(_, let why):
             return "\(name): \(service) refused to list modems and calls to this user (\(why)); "
                 + "following calls from signals only: calls already in progress are seen at their next change"

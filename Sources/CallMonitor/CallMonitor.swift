@@ -133,6 +133,11 @@ public final class CallMonitor {
 
     private func handle(_ notice: BackendNotice) {
         guard isRunning else { return }
+        var notice = notice
+        // Sent before the tracker ends the backend's calls: these are the ones that end.
+        if case .serviceVanished(let kind, _) = notice {
+            notice = .serviceVanished(kind, liveCalls: tracker.liveCalls.filter { $0.key.backend == kind }.count)
+        }
         for output in limiter.admit(notice, at: noticeClock()) { onNotice(output) }
     }
 }

@@ -211,6 +211,9 @@ public final class ModemManagerBackend: LinkedBackend {
     let link: ServiceLink
     /// Modems with Modem.Voice: the only ones whose calls can be listed.
     private var voiceModems: Set<String> = []
+    /// The count of voice modems as last said (by a sync's listing, then by `.modemsChanged`);
+    /// nil until a sync has listed them.
+    private var saidModems: Int?
     /// What each modem is (docs/modem-stacks.md §11): read from the same listing and signals.
     private var identities = ModemIdentityBook()
     private var calls: [String: CallRecord] = [:]
@@ -244,6 +247,7 @@ public final class ModemManagerBackend: LinkedBackend {
 
     func forgetAll() {
         voiceModems.removeAll()
+        saidModems = nil
         identities.removeAll()
         calls.removeAll()
     }
@@ -273,6 +277,7 @@ public final class ModemManagerBackend: LinkedBackend {
             identify(path.rawValue, interfaces, voice: withVoice.contains(path.rawValue))
         }
         round.modems = withVoice.count
+        saidModems = withVoice.count
         for modem in withVoice.sorted() {
             voiceModems.insert(modem)
             listCalls(modem, round: round)
@@ -463,6 +468,14 @@ public final class ModemManagerBackend: LinkedBackend {
         output.emit(.modemRemoved(kind, modem: modem), resumed: resumed)
     }
 
+    /// A modem that comes or goes after the sync is counted: the sync's count alone would say
+    /// "0 voice modems" while a modem that appeared later rings.
+    private func modemsCounted() {
+        guard let said = saidModems, said != voiceModems.count else { return }
+        saidModems = voiceModems.count
+        output.notice(.modemsChanged(kind, modems: voiceModems.count))
+    }
+
     // MARK: Signals
 
     private func objectManagerSignal(_ message: Message) {
@@ -476,6 +489,7 @@ public final class ModemManagerBackend: LinkedBackend {
             identify(path.rawValue, interfaces, voice: newVoice || voiceModems.contains(path.rawValue))
             guard newVoice else { return }
             voiceModems.insert(path.rawValue)
+            modemsCounted()
             listCalls(path.rawValue, round: nil)
         case "InterfacesRemoved":
             guard let (path, interfaces) = try? message.decode(ObjectPath.self, [String].self) else {
@@ -484,6 +498,7 @@ public final class ModemManagerBackend: LinkedBackend {
             decodedSignals &+= 1
             if interfaces.contains(ModemManagerBus.voice), voiceModems.contains(path.rawValue) {
                 modemGone(path.rawValue)
+                modemsCounted()
             }
             if interfaces.contains(ModemManagerIdentity.modem) { identities.forget(path.rawValue) }
         default:
@@ -499,6 +514,7 @@ public final class ModemManagerBackend: LinkedBackend {
             let path = object.rawValue
             decodedSignals &+= 1
             voiceModems.insert(modem)
+            modemsCounted()
             link.confirm(path)
             if var record = calls[path], record.queue != nil || !record.terminated {
                 // Already being read or followed (a signal or a listing got there first).

@@ -81,6 +81,9 @@ public final class OfonoBackend: LinkedBackend {
     let link: ServiceLink
     /// Every modem heard of: whether it has a VoiceCallManager now.
     private var modems: [String: Bool] = [:]
+    /// The count of voice modems as last said (by a sync's listing, then by `.modemsChanged`);
+    /// nil until a sync has listed them.
+    private var saidModems: Int?
     /// What each modem is (docs/modem-stacks.md §11): its `Serial`, from the same listing and signals.
     private var identities = ModemIdentityBook()
     /// Every call heard of: its modem ("" when only its own signals named it).
@@ -110,6 +113,7 @@ public final class OfonoBackend: LinkedBackend {
 
     func forgetAll() {
         modems.removeAll()
+        saidModems = nil
         identities.removeAll()
         calls.removeAll()
     }
@@ -146,6 +150,7 @@ public final class OfonoBackend: LinkedBackend {
             modemLost(modem, resumed: round.resumed)
         }
         round.modems = voiceModems.count
+        saidModems = voiceModems.count
         for modem in voiceModems { listCalls(modem, round: round) }
     }
 
@@ -203,6 +208,15 @@ public final class OfonoBackend: LinkedBackend {
         }
     }
 
+    /// A modem that comes or goes after the sync is counted: the sync's count alone would say
+    /// "0 voice modems" while a modem that appeared later rings.
+    private func modemsCounted() {
+        let count = modems.values.filter { $0 }.count
+        guard let said = saidModems, said != count else { return }
+        saidModems = count
+        output.notice(.modemsChanged(kind, modems: count))
+    }
+
     // MARK: Signals
 
     private func managerSignal(_ message: Message) {
@@ -217,6 +231,7 @@ public final class OfonoBackend: LinkedBackend {
             let before = modems[modem] ?? false
             modems[modem] = voice
             identify(modem, properties, voice: voice)
+            modemsCounted()
             if voice && !before { listCalls(modem, round: nil) }
         case "ModemRemoved":
             guard let path = try? message.decode(ObjectPath.self) else { return output.malformed(message) }
@@ -224,6 +239,7 @@ public final class OfonoBackend: LinkedBackend {
             let modem = path.rawValue
             if modems.removeValue(forKey: modem) == true || calls.values.contains(modem) { modemLost(modem) }
             identities.forget(modem)
+            modemsCounted()
         default:
             break
         }
@@ -237,6 +253,7 @@ public final class OfonoBackend: LinkedBackend {
         guard let voice = hasVoice(value, modem: modem) else { return }
         let before = modems[modem] ?? false
         modems[modem] = voice
+        modemsCounted()
         if voice && !before {
             if let identity = identities.toTell(modem) { output.emit(.modemIdentified(kind, modem: modem, identity)) }
             listCalls(modem, round: nil)

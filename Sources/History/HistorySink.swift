@@ -1,5 +1,6 @@
 import BGRunManager
 import CallMonitor
+import Glibc
 import Loop
 import Pipeline
 
@@ -16,6 +17,9 @@ public struct HistorySettings: Sendable {
     /// After a failed write, the first turn this long after it tries again; each further failure
     /// doubles the wait, up to a minute.
     public var retryDelay = 1.0
+    /// When the system booted (wall clock): a row left open from before then is no call that can
+    /// still be live. nil: read from the clocks.
+    public var bootTime: Double?
 
     public init(directory: String, keep: Double?) {
         self.directory = directory
@@ -44,8 +48,12 @@ public final class HistorySink: EventSink, LoopHook {
     private var store: HistoryStore?
     private var pending: PendingRows
     private var trouble: WriteTrouble
-    /// Calls left live by an earlier telwatch are closed, and old calls pruned, before the first write.
+    /// Calls left live by an earlier telwatch that the start's sync did not find again are closed,
+    /// and old calls pruned, in the first write once telwatch is ready.
     private var started = false
+    /// The rows an earlier telwatch left open (read when the database is first opened), until the
+    /// start's sync has said which of their calls still live: those go on in their row.
+    private var leftOpen: [HistoryRow]?
     /// Every stack has been read once: the start-up's own work is done, the database's may begin.
     private var ready = false
     /// A damaged file or a newer schema: nothing more is tried.
@@ -153,7 +161,9 @@ public final class HistorySink: EventSink, LoopHook {
         do {
             // A run's last write syncs the WAL: a power cut loses at most the live run's calls.
             let durable = tidy && syncDue
+            continueCallsFoundAtStart()
             try store.write(pending.rows, durable: durable)
+            if ready && !started { try settleStart(store) }
             if !pending.isEmpty { wroteSinceSync = !durable }
             pending.written()
             if tidy {
@@ -189,15 +199,8 @@ public final class HistorySink: EventSink, LoopHook {
         guard !isOff else { return nil }
         do {
             let opened = try HistoryStore.openForDaemon(path: path, busyTimeout: settings.busyTimeout)
-            if !started {
-                let closed = try opened.closeUnfinished()
-                if closed > 0 {
-                    report("history: \(closed) call\(closed == 1 ? "" : "s") left live by a telwatch that stopped "
-                           + "before \(closed == 1 ? "its" : "their") end \(closed == 1 ? "was" : "were") closed as unknown")
-                }
-                try prune(opened)
-                try opened.restartWAL()
-                started = true
+            if !started && leftOpen == nil {
+                leftOpen = try opened.leftOpen(since: settings.bootTime ?? HistorySink.bootTime())
             }
             store = opened
             return opened
@@ -205,6 +208,47 @@ public final class HistorySink: EventSink, LoopHook {
             failed(error)
             return nil
         }
+    }
+
+    /// A call found live at start (`initial`) that an earlier telwatch recorded, told by its stack
+    /// path, direction and number (ModemManager and oFono keep a call's object while it lives), goes
+    /// on in that row: a restart or a crash mid-call leaves one row with the real answer time.
+    private func continueCallsFoundAtStart() {
+        guard var open = leftOpen, !open.isEmpty else { return }
+        for row in pending.foundAtStart {
+            guard let at = open.firstIndex(where: { HistorySink.sameCall($0, row) }) else { continue }
+            pending.continueRow(of: row.callID, from: open.remove(at: at))
+        }
+        leftOpen = open
+    }
+
+    static func sameCall(_ earlier: HistoryRow, _ found: HistoryRow) -> Bool {
+        earlier.backend == found.backend && earlier.path == found.path
+            && (earlier.direction == found.direction || earlier.direction == "unknown" || found.direction == "unknown")
+            && (earlier.number == found.number || earlier.number.isEmpty || found.number.isEmpty)
+    }
+
+    /// Once every stack has been read: what was left open and not found again ended while no
+    /// telwatch looked (`unknown`); old calls are pruned, and the WAL started over.
+    private func settleStart(_ store: HistoryStore) throws {
+        let gone = (leftOpen ?? []).map(\.callID)
+        let closed = try store.closeUnfinished(callIDs: gone)
+        if closed > 0 {
+            report("history: \(closed) call\(closed == 1 ? "" : "s") left live by a telwatch that stopped "
+                   + "before \(closed == 1 ? "its" : "their") end \(closed == 1 ? "was" : "were") closed as unknown")
+        }
+        try prune(store)
+        try store.restartWAL()
+        leftOpen = nil
+        started = true
+    }
+
+    /// The wall-clock moment of the boot: now less the time since it (`CLOCK_BOOTTIME` counts
+    /// suspended time too).
+    static func bootTime() -> Double {
+        var since = timespec()
+        guard clock_gettime(CLOCK_BOOTTIME, &since) == 0 else { return 0 }
+        return wallClockNow() - (Double(since.tv_sec) + Double(since.tv_nsec) / 1e9)
     }
 
     private func prune(_ store: HistoryStore) throws {

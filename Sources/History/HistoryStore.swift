@@ -1,4 +1,5 @@
 import CSQLite
+import Glibc
 
 /// The history database opened for writing: the daemon's (which creates and migrates it) or a
 /// command's (`telwatch log --mark-seen`, which needs it to exist already).
@@ -45,7 +46,21 @@ public final class HistoryStore {
                              + "PRAGMA cache_size = -\(cacheKiB)")
         database.trackWALFrames()
         try HistorySchema.migrate(database)
+        letGroupWrite(path)
         return HistoryStore(path: path, database: database)
+    }
+
+    /// A group that may read the history may also mark its calls seen (`telwatch log --mark-seen`),
+    /// which writes the database, its WAL and the WAL's index: SQLite makes the last two with the
+    /// database's mode, so the database's own decides. Only the daemon's files, and only where
+    /// the group may read already (a mode someone narrowed stays narrow).
+    static func letGroupWrite(_ path: String) {
+        for file in [path, path + "-wal", path + "-shm"] {
+            var info = stat()
+            guard lstat(file, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid(),
+                  info.st_mode & S_IRGRP != 0, info.st_mode & S_IWGRP == 0 else { continue }
+            _ = chmod(file, (info.st_mode & 0o7777) | S_IWGRP)
+        }
     }
 
     /// A command's connection to an existing, current database; nil when there is none yet.
@@ -100,6 +115,41 @@ public final class HistoryStore {
         try database.transaction {
             try database.execute("UPDATE calls SET state = '\(HistoryRow.unknownState)' WHERE \(HistorySchema.liveCondition)")
             return database.changes
+        }
+    }
+
+    /// The rows an earlier telwatch left open: live when it was killed, or closed as `unknown` with
+    /// no end as it stopped. Only the newest row of each stack path, first seen since `since`: a
+    /// stack's call outlives a telwatch restart but not a reboot, and a path used again later
+    /// belongs to the later call.
+    public func leftOpen(since: Double) throws -> [HistoryRow] {
+        let statement = try database.prepare("""
+            SELECT \(HistorySchema.selectColumns) FROM calls \
+            WHERE (\(HistorySchema.liveCondition) OR (state = '\(HistoryRow.unknownState)' AND ended_at IS NULL)) \
+            AND first_seen >= ?1 \
+            AND id = (SELECT max(id) FROM calls AS later WHERE later.backend = calls.backend AND later.path = calls.path) \
+            ORDER BY id
+            """)
+        statement.bind(1, since)
+        var rows: [HistoryRow] = []
+        while try statement.step() { rows.append(HistorySchema.row(from: statement)) }
+        return rows
+    }
+
+    /// Closes these calls as `unknown` where they are still live; returns how many were.
+    public func closeUnfinished(callIDs: [String]) throws -> Int {
+        guard !callIDs.isEmpty else { return 0 }
+        return try database.transaction {
+            let statement = try database.prepare(
+                "UPDATE calls SET state = '\(HistoryRow.unknownState)' WHERE call_id = ?1 AND \(HistorySchema.liveCondition)")
+            var closed = 0
+            for id in callIDs {
+                statement.reset()
+                statement.bind(1, id)
+                try statement.step()
+                closed += database.changes
+            }
+            return closed
         }
     }
 

@@ -14,6 +14,11 @@ struct PendingRows {
     private var known: [String: KnownCall] = [:]
     /// Calls not recorded for want of room here since the rows were last written.
     private(set) var dropped = 0
+    /// Calls found live at start that an earlier telwatch had recorded: by this telwatch's call
+    /// id, the row they continue (its id, first sight, answer).
+    private var continued: [String: HistoryRow] = [:]
+    /// The ids of the rows that `continued` calls go on in.
+    private var continuedRows: Set<String> = []
     private let schema = EventSchema()
 
     init(limit: Int) {
@@ -46,11 +51,13 @@ struct PendingRows {
         var writer = RowWriter()
         guard schema.write(event, time: time, liveCalls: liveCalls, into: &writer) else { return .unchanged }
         var row = writer.row
+        if let origin = continued[call.id] { PendingRows.merge(&row, into: origin) }
         row.multiparty = row.multiparty || earlier?.multiparty == true
         row.resumed = row.resumed || earlier?.resumed == true
         let ended = call.state == .disconnected
         if ended {
             known.removeValue(forKey: call.id)
+            if let origin = continued.removeValue(forKey: call.id) { continuedRows.remove(origin.callID) }
         } else {
             known[call.id] = KnownCall(print: print, multiparty: row.multiparty, resumed: row.resumed)
         }
@@ -64,6 +71,41 @@ struct PendingRows {
             return .dropped(first: dropped == 1)
         }
         return ended ? .ended : .queued
+    }
+
+    /// The queued rows of calls found live at start, not yet matched with an earlier row.
+    var foundAtStart: [HistoryRow] {
+        rows.filter { $0.initial && continued[$0.callID] == nil && !continuedRows.contains($0.callID) }
+    }
+
+    /// The call `id` (found live at start) is the one `origin` recorded before telwatch restarted:
+    /// its row goes on, under its first id, first sight and answer, so that one call stays one row
+    /// and its talk time counts from the real answer.
+    mutating func continueRow(of id: String, from origin: HistoryRow) {
+        continued[id] = origin
+        continuedRows.insert(origin.callID)
+        guard let at = index.removeValue(forKey: id) else { return }
+        PendingRows.merge(&rows[at], into: origin)
+        index[rows[at].callID] = at
+        if var known = known[id] {
+            known.multiparty = rows[at].multiparty
+            known.resumed = rows[at].resumed
+            self.known[id] = known
+        }
+    }
+
+    private static func merge(_ row: inout HistoryRow, into origin: HistoryRow) {
+        row.callID = origin.callID
+        row.firstSeen = origin.firstSeen
+        row.initial = origin.initial
+        // The stack said it was connected before this telwatch looked: the answer the earlier
+        // telwatch saw is the real one.
+        if let answered = origin.connectedAt { row.connectedAt = answered }
+        row.multiparty = row.multiparty || origin.multiparty
+        row.resumed = row.resumed || origin.resumed
+        if let ended = row.endedAt { row.duration = ended - (row.connectedAt ?? row.firstSeen) }
+        if row.number.isEmpty { row.number = origin.number }
+        if row.name.isEmpty { row.name = origin.name }
     }
 
     /// The rows were written.
@@ -82,6 +124,8 @@ struct PendingRows {
     mutating func forget() {
         written()
         known.removeAll()
+        continued.removeAll()
+        continuedRows.removeAll()
     }
 }
 

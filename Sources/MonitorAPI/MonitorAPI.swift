@@ -24,6 +24,9 @@ public final class MonitorAPI: EventSink {
     public var lastSleep: () -> SleepRecord? = { nil }
     /// The live calls as the tracker has them, in first-seen order: what the call objects show.
     public var liveCalls: () -> [CallSnapshot] = { [] }
+    /// Where this telwatch keeps its run record and history, for `StateDirectory` ("" when nowhere):
+    /// how `log` and `doctor` find the service's history without being told.
+    public var stateDirectory = ""
 
     private let manager: ObjectManager
     private let subscribers: ClientTracker
@@ -257,6 +260,12 @@ public final class MonitorAPI: EventSink {
     }
 
     private func noted(_ notice: BackendNotice) {
+        if case .modemsChanged(let kind, let modems) = notice,
+           let index = backends.firstIndex(where: { $0.kind == kind }) {
+            backends[index].state.modems = modems
+            backendsChanged = true
+            return
+        }
         guard let status = notice.status else { return }
         let kind = notice.backend
         var state = backends.first { $0.kind == kind }?.state ?? BackendState(status: status)

@@ -49,6 +49,10 @@ enum MonitorInterface {
             """, get: { [unowned api] in api.lastSleepValue })
         try interface.addProperty("Version", signature: "s", documentation: "telwatch's version.",
                                   get: { .string(version) })
+        try interface.addProperty("StateDirectory", signature: "s", documentation: """
+            The directory this telwatch keeps its run record and call history (history.db) in; \
+            empty when it has none.
+            """, get: { [unowned api] in .string(api.stateDirectory) })
         return interface
     }
 }

@@ -84,12 +84,12 @@ enum WatchArguments {
         do {
             guard let options = try parse(arguments, command: command, accepting: accepted, own: own) else {
                 LineWriter(fd: 1).write(help)
-                return .failure(ExitCode(ExitStatus.success))
+                return .failure(ExitCode(ExitStatus.success.code))
             }
             return .success(options)
         } catch {
             warn("\(error)")
-            return .failure(ExitCode(ExitStatus.usage))
+            return .failure(ExitCode(ExitStatus.usage.code))
         }
     }
 }

@@ -121,7 +121,7 @@ enum DemoCommand {
                 // The story is told: stop once telwatch has seen the last call end (at most 3 s on).
                 guard finishing == nil else { return }
                 let idleAt = monotonicNow()
-                let status = player.failure == nil ? ExitStatus.success : ExitStatus.failure
+                let status = player.failure == nil ? ExitStatus.success.code : ExitStatus.failure.code
                 do {
                     finishing = try loop.timer {
                         guard (session.liveCalls.isEmpty && !session.isRunHeld) || monotonicNow() - idleAt > 3 else {
@@ -142,7 +142,7 @@ enum DemoCommand {
                     player.enqueue(try SimulatorCommand.parse(story + (options.actions.notify ? "\n" + callBack : "")))
                 } catch {
                     warn("demo: the built-in story does not parse: \(error)")
-                    session.stop(status: ExitStatus.failure)
+                    session.stop(status: ExitStatus.failure.code)
                 }
             }
             session.onFinished = { loop.stop() }
@@ -153,7 +153,7 @@ enum DemoCommand {
             return session.exitStatus
         } catch {
             warn("demo: \(error)")
-            return ExitStatus.failure
+            return ExitStatus.failure.code
         }
     }
 }

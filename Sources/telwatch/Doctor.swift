@@ -11,6 +11,8 @@ struct Doctor {
     let options: WatchOptions
     private let output = LineWriter(fd: 1)
     private var problems = 0
+    /// Which state directory the checks read (`StatePlace`: the same rule as `status` and `log`).
+    private var statePlace: StatePlace?
 
     init(options: WatchOptions) { self.options = options }
 
@@ -32,10 +34,14 @@ struct Doctor {
         } catch {
             check(false, "\(options.bus) bus: \(error)",
                   fix: options.bus == .system ? "is dbus running? (systemctl status dbus)" : "pass --bus with a reachable bus")
-            return ExitStatus.busUnavailable
+            return ExitStatus.busUnavailable.code
         }
         defer { connection.close() }
         check(true, "\(options.bus) bus reachable as \(connection.uniqueName)")
+        statePlace = StatePlace.find(options, bus: connection)
+        if let statePlace, statePlace.origin != .asked {
+            note("state directory \(TerminalText.field(statePlace.directory)): \(statePlace.why)")
+        }
 
         var anyStack = false
         for kind in options.backend.kinds { anyStack = checkStack(kind, on: connection) || anyStack }
@@ -53,7 +59,7 @@ struct Doctor {
         checkPhoneActions()
         checkLastSleep()
         output.write(problems == 0 ? "all checks passed" : "\(problems) problem\(problems == 1 ? "" : "s") found")
-        return problems == 0 ? ExitStatus.success : ExitStatus.problemsFound
+        return problems == 0 ? ExitStatus.success.code : ExitStatus.problemsFound.code
     }
 
     private func owner(of name: String, on connection: Connection) -> String? {
@@ -137,7 +143,7 @@ struct Doctor {
 
     /// The last sleep the running (or last) telwatch saw, from its state directory.
     private mutating func checkLastSleep() {
-        guard let directory = options.stateDirectory ?? RunStateStore.defaultDirectory() else { return }
+        guard let directory = statePlace?.directory else { return }
         guard let record = RunStateStore.readSleep(directory: directory) else {
             note("no system sleep recorded yet")
             return
@@ -204,7 +210,7 @@ struct Doctor {
 
     private mutating func checkHistory() {
         guard options.history else { return note("call history is off (history = false, or --no-history)") }
-        guard let directory = options.stateDirectory ?? RunStateStore.defaultDirectory() else { return }
+        guard let directory = statePlace?.directory else { return }
         let path = HistoryStore.path(in: directory)
         do {
             guard let reader = try HistoryReader(path: path, busyTimeout: 1) else {
@@ -216,7 +222,9 @@ struct Doctor {
                 return check(false, "call history: " + problem.what(path), fix: problem.fix(path))
             }
             let summary = try reader.summary()
-            guard access(path, W_OK) == 0 && access(directory, W_OK) == 0 else {
+            // The service's history is the service's to write; this user reads it.
+            let services = statePlace?.origin != .asked && statePlace?.origin != .user
+            guard services || (access(path, W_OK) == 0 && access(directory, W_OK) == 0) else {
                 let problem = HistoryProblem.readOnly("no write permission for this user")
                 return check(false, "call history: " + problem.what(path), fix: problem.fix(path))
             }
@@ -235,13 +243,18 @@ struct Doctor {
     }
 
     private mutating func checkStateDirectory() {
-        guard let directory = options.stateDirectory ?? RunStateStore.defaultDirectory() else {
+        guard let directory = statePlace?.directory else {
             check(false, "no state directory: neither $STATE_DIRECTORY, $XDG_STATE_HOME nor $HOME is set",
                   fix: "pass --state-dir DIR")
             return
         }
         var info = stat()
-        if stat(directory, &info) == 0 {
+        let services = statePlace?.origin != .asked && statePlace?.origin != .user
+        if stat(directory, &info) == 0, services, access(directory, W_OK) != 0 {
+            // The service's own directory: this user only reads it, and the service writes it.
+            check(access(directory, R_OK | X_OK) == 0, "state directory \(directory) is readable",
+                  fix: Access.joinHint(group: Access.group(of: directory)))
+        } else if stat(directory, &info) == 0 {
             check(access(directory, W_OK) == 0, "state directory \(directory) is writable",
                   fix: "chown the directory to the user telwatch runs as")
         } else {

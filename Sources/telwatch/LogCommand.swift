@@ -42,20 +42,38 @@ enum LogCommand {
         }
         if csv && options.json {
             warn("log: --json and --csv contradict each other: give one")
-            return ExitStatus.usage
+            return ExitStatus.usage.code
         }
-        guard let directory = options.stateDirectory ?? RunStateStore.defaultDirectory() else {
+        let bus = options.stateDirectory == nil ? try? BusSession(options.apiBus ?? options.bus) : nil
+        let place = StatePlace.find(options, bus: bus?.connection)
+        bus?.connection.close()
+        guard let place else {
             warn("log: no state directory: neither $STATE_DIRECTORY, $XDG_STATE_HOME nor $HOME is set; pass --state-dir DIR")
-            return ExitStatus.usage
+            return ExitStatus.usage.code
         }
+        place.say("log")
+        let directory = place.directory
         let path = HistoryStore.path(in: directory)
+        var info = stat()
+        let found = lstat(path, &info) == 0
+        if (!found && errno == EACCES) || (found && access(path, R_OK) != 0 && errno == EACCES) {
+            // Not "does not exist" (lstat in a directory this user may not search), nor "cannot be
+            // written" (SQLite's word for a file it may not open).
+            warn("log: permission denied: this user may not read \(TerminalText.field(directory)); "
+                 + Access.joinHint(group: Access.group(of: directory)))
+            return ExitStatus.failure.code
+        }
         let rows: [HistoryRow]?
         do {
             rows = try markSeen ? listAndMark(query, path: path) : HistoryReader(path: path, busyTimeout: busyTimeout)?.calls(query)
         } catch {
             let problem = HistoryProblem(error, path: path)
-            warn("log: \(problem.what(path)); fix: \(problem.fix(path))")
-            return ExitStatus.failure
+            if markSeen, case .readOnly = problem {
+                warn("log: --mark-seen: \(problem.what(path)); fix: " + markSeenFix(directory: directory, path: path))
+            } else {
+                warn("log: \(problem.what(path)); fix: \(problem.fix(path))")
+            }
+            return ExitStatus.failure.code
         }
         let output = LineWriter(fd: 1)
         let schema = EventSchema(redactNumbers: options.redactNumbers)
@@ -79,7 +97,7 @@ enum LogCommand {
         } else if let rows {
             guard !rows.isEmpty else {
                 output.write("no calls" + (query == HistoryQuery() ? " recorded yet" : " match"))
-                return ExitStatus.success
+                return ExitStatus.success.code
             }
             let format = HistoryFormat(schema: schema, now: now)
             output.write(HistoryFormat.header)
@@ -87,7 +105,24 @@ enum LogCommand {
         } else {
             output.write("no calls recorded yet (\(TerminalText.escape(path)) does not exist)")
         }
-        return ExitStatus.success
+        return ExitStatus.success.code
+    }
+
+    /// Marking calls seen writes the database, its WAL and the WAL's index: the service creates
+    /// them writable by its group, but only a running service keeps the WAL there for a member to
+    /// write into (the directory is the service's alone to create files in).
+    private static func markSeenFix(directory: String, path: String) -> String {
+        let group = Access.group(of: directory)
+        var info = stat()
+        let groupWritable = stat(path, &info) == 0 && (info.st_mode & S_IWGRP) != 0
+        if getuid() != 0 && info.st_uid != getuid() {
+            return groupWritable
+                ? "as a member of the \(group) group, mark calls seen while the service runs (it keeps the WAL "
+                    + "open for you), or run as root"
+                : "run as root, or as the user the service runs as; a telwatch of this version makes "
+                    + "\(TerminalText.field(path)) writable by the \(group) group when it next starts"
+        }
+        return "make \(TerminalText.field(path)) and its directory writable by this user"
     }
 
     private static func listAndMark(_ query: HistoryQuery, path: String) throws -> [HistoryRow]? {

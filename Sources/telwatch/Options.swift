@@ -5,19 +5,24 @@ import Loop
 import PhoneActions
 import Pipeline
 
-/// Exit statuses, documented in `telwatch --help` and the README.
-enum ExitStatus {
-    static let success: Int32 = 0
-    /// Something failed at run time (a hook directory that cannot be read, a failed simulation…).
-    static let failure: Int32 = 1
-    /// A bad flag, a bad value, a missing or malformed config file.
-    static let usage: Int32 = 2
+/// Exit statuses, documented in `telwatch --help` and telwatch(1) (`ManualFacts.meaning`, which
+/// must name every case) and relied on by the systemd units (`RestartPreventExitStatus=`).
+enum ExitStatus: Int32, CaseIterable {
+    case success = 0
+    /// Something failed at run time (a hook directory that cannot be read, a failed simulation, a
+    /// history or a service this user may not read…).
+    case failure = 1
+    /// A bad flag, a bad value, a missing or malformed config file: starting again cannot mend it.
+    case usage = 2
     /// The bus could not be reached, or was lost while watching: a supervisor should restart telwatch.
-    static let busUnavailable: Int32 = 3
+    case busUnavailable = 3
     /// `doctor` found at least one problem.
-    static let problemsFound: Int32 = 4
+    case problemsFound = 4
     /// Another telwatch owns io.telwatch.Monitor1 on the API's bus (`--no-api` runs a second one).
-    static let apiNameTaken: Int32 = 5
+    case apiNameTaken = 5
+
+    /// As `exit(3)` takes it.
+    var code: Int32 { rawValue }
 }
 
 /// Settings of `telwatch watch`, from a config file and then from flags (flags win).

@@ -62,6 +62,12 @@ final class ServiceManagerSink: EventSink {
         done()
     }
 
+    /// Everything is released: the status is cleared (an empty `STATUS=`), else `systemctl status`
+    /// would go on showing "stopping: …" long after the stop, beside systemd's own "inactive".
+    func stopped() {
+        notifier.send(["STATUS="])
+    }
+
     /// What `systemctl status telwatch` shows: `1 call live, run 1a2b3c4d held`.
     private var status: String {
         let calls = liveCalls == 0 ? "no call live" : liveCalls == 1 ? "1 call live" : "\(liveCalls) calls live"

@@ -16,26 +16,29 @@ enum StatusCommand {
         case .success(let parsed): options = parsed
         case .failure(let exit): return exit.status
         }
-        guard let bus = BusSession.open(options.bus) else { return ExitStatus.busUnavailable }
+        guard let bus = BusSession.open(options.bus) else { return ExitStatus.busUnavailable.code }
         defer { bus.connection.close() }
         // The user unit's telwatch has its API on the session bus (`--api-bus session`).
         let apiBus = options.apiBus.flatMap { $0 == options.bus ? nil : BusSession.open($0) }
         defer { apiBus?.connection.close() }
-        if options.apiBus != nil, options.apiBus != options.bus, apiBus == nil { return ExitStatus.busUnavailable }
+        if options.apiBus != nil, options.apiBus != options.bus, apiBus == nil { return ExitStatus.busUnavailable.code }
         let report: StatusReport
         do {
             if let service = try ServiceView.read((apiBus ?? bus).connection, now: wallClockNow()) {
                 report = StatusReport(service: service)
             } else {
-                guard let ownLook = StatusReport.ownLook(options, bus: bus) else { return ExitStatus.busUnavailable }
+                guard let ownLook = StatusReport.ownLook(options, bus: bus) else { return ExitStatus.busUnavailable.code }
                 report = ownLook
             }
+        } catch where Access.isRefusal(error) {
+            warn(Access.refusal("status", bus: options.apiBus ?? options.bus))
+            return ExitStatus.failure.code
         } catch {
             warn("the telwatch service did not answer: \(error)")
-            return ExitStatus.busUnavailable
+            return ExitStatus.busUnavailable.code
         }
         report.write(to: LineWriter(fd: 1), json: options.json, bus: options.apiBus ?? options.bus)
-        return ExitStatus.success
+        return ExitStatus.success.code
     }
 }
 
@@ -94,7 +97,10 @@ struct StatusReport {
         }
         let calls = monitor.liveCalls
         monitor.stop()
-        let directory = options.stateDirectory ?? RunStateStore.defaultDirectory()
+        // No service answered: the rest of the rule (StatePlace) decides whose records are read.
+        let place = StatePlace.find(options, bus: nil)
+        place?.say("status")
+        let directory = place?.directory
         return StatusReport(backends: selection.kinds.map { ($0.rawValue, states[$0] ?? "unknown") }, calls: calls,
                             recorded: directory.map(RecordedRun.init(directory:)) ?? .none,
                             sleep: directory.flatMap { RunStateStore.readSleep(directory: $0) })

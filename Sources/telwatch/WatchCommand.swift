@@ -4,7 +4,7 @@ import DBus
 enum WatchCommand {
     /// `reload` parses the options again, for SIGHUP (nil: `--help`, which cannot happen twice).
     static func run(_ options: WatchOptions, reload: @escaping () throws -> WatchOptions? = { nil }) -> Int32 {
-        guard let bus = BusSession.open(options.bus) else { return ExitStatus.busUnavailable }
+        guard let bus = BusSession.open(options.bus) else { return ExitStatus.busUnavailable.code }
         let (loop, connection) = (bus.loop, bus.connection)
         defer { connection.close() }
         do {
@@ -19,10 +19,10 @@ enum WatchCommand {
             return session.exitStatus
         } catch let taken as APIService.NameTaken {
             warn("\(taken)")
-            return ExitStatus.apiNameTaken
+            return ExitStatus.apiNameTaken.code
         } catch {
             warn("\(error)", priority: .error)
-            return ExitStatus.failure
+            return ExitStatus.failure.code
         }
     }
 }
@@ -40,7 +40,7 @@ enum DoctorCommand {
             }
         } catch {
             warn("\(error)")
-            return ExitStatus.usage
+            return ExitStatus.usage.code
         }
         let options: WatchOptions
         switch WatchArguments.parseOrExit(arguments, command: "doctor", accepting: acceptedOptions, help: Help.doctor,

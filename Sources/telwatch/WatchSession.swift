@@ -39,6 +39,7 @@ final class WatchSession {
     /// io.telwatch.Monitor1 (nil with --no-api).
     private let api: APIService?
     private var signalSource: SignalSource?
+    private var serviceManager: ServiceManagerSink?
     private var pendingSync: Set<BackendKind>
     private let startedAt = monotonicNow()
     private var stopping = false
@@ -46,7 +47,7 @@ final class WatchSession {
     var onReady: (() -> Void)?
     private(set) var isReady = false
     /// The exit status once the session has ended.
-    private(set) var exitStatus = ExitStatus.success
+    private(set) var exitStatus = ExitStatus.success.code
     /// Runs once everything is released after `stop`.
     var onFinished: (() -> Void)?
 
@@ -69,7 +70,8 @@ final class WatchSession {
                             schema: EventSchema(redactNumbers: options.redactNumbers, contacts: contacts))
         pipeline.append(stream)
         // Readiness, status and the stop for a service manager (systemd's Type=notify): before the runs.
-        ServiceManagerSink.fromEnvironment(loop: loop).map(pipeline.append)
+        serviceManager = ServiceManagerSink.fromEnvironment(loop: loop)
+        serviceManager.map(pipeline.append)
 
         // Always there, even with no hook configured (it costs nothing then), so that a reloaded
         // configuration can add some. Hooks write to telwatch's stderr: stdout belongs to the
@@ -97,6 +99,7 @@ final class WatchSession {
             api.runs = runs
             api.lastSleep = { [weak runs] in runs?.stateStore.flatMap { RunStateStore.readSleep(directory: $0.directory) } }
             api.liveCalls = { [weak self] in self?.monitor?.liveCalls ?? [] }
+            api.stateDirectory = runs?.stateStore?.directory ?? ""
             api.schema = stream.schema
             pipeline.append(api)
         }
@@ -125,7 +128,7 @@ final class WatchSession {
         liveCalls = { [unowned monitor] in monitor.liveCallCount }
         hooks.onOutcome = { [weak self] outcome in self?.pipeline.send(.hook(outcome)) }
         // The reader is gone (`telwatch | head`): stop once this event has been delivered.
-        stream.onBroken = { [weak self] in self?.loop.soon { self?.stop(status: ExitStatus.success) } }
+        stream.onBroken = { [weak self] in self?.loop.soon { self?.stop(status: ExitStatus.success.code) } }
         // After both connections' hooks, which dispatch the turn's messages.
         stream.holdLinesForEachTurn(of: loop)
     }
@@ -169,7 +172,7 @@ final class WatchSession {
             switch signal {
             case SIGUSR1: self.sendStats(.stats)
             case SIGHUP: self.reload()
-            default: self.stop(status: ExitStatus.success)
+            default: self.stop(status: ExitStatus.success.code)
             }
         }
         for bus in [connection, lockConnection] + [api?.ownConnection].compactMap({ $0 }) {
@@ -177,7 +180,7 @@ final class WatchSession {
                 guard let self, !self.stopping else { return }
                 warn("lost the \(self.options.bus) bus; stopping (a supervisor should restart telwatch)")
                 self.monitor.connectionLost()
-                self.stop(status: ExitStatus.busUnavailable)
+                self.stop(status: ExitStatus.busUnavailable.code)
             }
         }
         try monitor.start()
@@ -208,6 +211,7 @@ final class WatchSession {
             self.stream.flush()
             self.signalSource?.cancel()
             self.api?.ownConnection?.close()
+            self.serviceManager?.stopped()
             self.onFinished?()
         }
     }
@@ -235,8 +239,10 @@ final class WatchSession {
         mqtt?.schema = stream.schema
         let waiting = options.settingsNeedingARestart(comparedWith: new)
         if new.verbosity != .quiet {
+            // Done as asked: news, not a problem (the journal's warning priority is for problems).
             warn("reloaded the configuration" + (waiting.isEmpty ? ""
-                : "; these take effect at the next start: " + waiting.joined(separator: ", ")))
+                : "; these take effect at the next start: " + waiting.joined(separator: ", ")),
+                 priority: waiting.isEmpty ? .info : .notice)
         }
     }
 

@@ -22,8 +22,8 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 let rest = Array(arguments.dropFirst())
 let status: Int32
 switch arguments.first {
-case "--version", "-V": LineWriter(fd: 1).write("telwatch \(version)"); status = ExitStatus.success
-case "--help", "-h", "help": LineWriter(fd: 1).write(Help.main); status = ExitStatus.success
+case "--version", "-V": LineWriter(fd: 1).write("telwatch \(version)"); status = ExitStatus.success.code
+case "--help", "-h", "help": LineWriter(fd: 1).write(Help.main); status = ExitStatus.success.code
 case "--generate": status = ReferenceCommand.run(rest)
 case "watch": status = runWatch(rest)
 case "status": status = StatusCommand.run(rest)
@@ -34,7 +34,7 @@ case "simulate": status = SimulateCommand.run(rest)
 case "demo": status = DemoCommand.run(rest)
 case let first? where !first.hasPrefix("-"):
     warn("unknown command '\(first)' (commands: watch, status, events, doctor, log, simulate, demo; see telwatch --help)")
-    status = ExitStatus.usage
+    status = ExitStatus.usage.code
 default: status = runWatch(arguments)
 }
 exit(status)

@@ -95,7 +95,10 @@ class MonitorTestCase: XCTestCase {
         guard let process = mocks.removeValue(forKey: kind) else { return XCTFail("no \(kind) mock", file: file, line: line) }
         let mark = notices.count
         process.signal(SIGTERM)
-        waitForNotice("\(kind) to vanish", after: mark, file: file, line: line) { $0 == .serviceVanished(kind) }
+        waitForNotice("\(kind) to vanish", after: mark, file: file, line: line) {
+            if case .serviceVanished(kind, _) = $0 { return true }
+            return false
+        }
         XCTAssertNotNil(process.wait(timeout: 5), "the mock did not exit", file: file, line: line)
     }
 

@@ -43,6 +43,8 @@ class HistoryTestCase: XCTestCase {
         settings.retryDelay = retryDelay
         settings.busyTimeout = busyTimeout
         settings.pendingLimit = pendingLimit
+        // The test's clock is not the machine's: no row is from before a boot.
+        settings.bootTime = 0
         let made = HistorySink(settings: settings, loop: loop, clock: { [unowned self] in self.now },
                                report: { [unowned self] in self.reports.append($0) })
         sink = made

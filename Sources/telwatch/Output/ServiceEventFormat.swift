@@ -127,7 +127,7 @@ enum ServiceEventFormat {
         let head = "\(Timestamp.localClock(time)) \(notice.backend.rawValue.padded(to: 12))"
         switch notice {
         case .serviceAppeared(_, let owner): return "\(head) running as \(owner)"
-        case .serviceVanished: return "\(head) stopped: its live calls ended (backend-lost)"
+        case .serviceVanished(_, let live): return "\(head) stopped" + (live == 0 ? "" : ": its live calls ended (backend-lost)")
         case .serviceAbsent: return "\(head) not running; waiting for it"
         case .synced(_, let modems, let calls):
             return "\(head) synced: \(modems) voice modem\(modems == 1 ? "" : "s"), \(calls) call\(calls == 1 ? "" : "s") listed"

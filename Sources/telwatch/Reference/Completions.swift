@@ -150,10 +150,10 @@ enum ReferenceCommand {
         case "fish" where arguments.count == 1: text = Completions.fish
         default:
             warn("--generate takes one of \(kinds.joined(separator: ", "))")
-            return ExitStatus.usage
+            return ExitStatus.usage.code
         }
         // The texts end with a newline; LineWriter adds one.
         LineWriter(fd: 1).write(String(text.dropLast()))
-        return ExitStatus.success
+        return ExitStatus.success.code
     }
 }

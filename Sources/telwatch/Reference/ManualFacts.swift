@@ -1,14 +1,23 @@
 /// What telwatch(1) says beyond the options: exit statuses, signals, environment, files, hook
 /// events and variables. `--help` and the man page take them from here.
 enum ManualFacts {
-    static let exitStatuses: [(code: Int32, meaning: String)] = [
-        (ExitStatus.success, "stopped by SIGINT or SIGTERM, or done"),
-        (ExitStatus.failure, "a failure at run time (log: the history cannot be read; events: the service refused)"),
-        (ExitStatus.usage, "bad usage or configuration"),
-        (ExitStatus.busUnavailable, "the bus is unreachable or was lost (a supervisor should restart telwatch)"),
-        (ExitStatus.problemsFound, "doctor found problems"),
-        (ExitStatus.apiNameTaken, "another telwatch owns io.telwatch.Monitor1 (--no-api runs a second one)"),
-    ]
+    static let exitStatuses: [(code: Int32, meaning: String)] = ExitStatus.allCases.map { ($0.code, meaning($0)) }
+
+    /// A switch, so that a new exit status cannot go undocumented.
+    static func meaning(_ status: ExitStatus) -> String {
+        switch status {
+        case .success: return "stopped by SIGINT or SIGTERM, or done"
+        case .failure:
+            return "a failure at run time (log: the history cannot be read, or this user may not read it; "
+                + "status, events: the bus policy refused this user, or the service refused)"
+        case .usage:
+            return "bad usage or configuration (the systemd units do not restart telwatch after it: "
+                + "RestartPreventExitStatus=2)"
+        case .busUnavailable: return "the bus is unreachable or was lost (a supervisor should restart telwatch)"
+        case .problemsFound: return "doctor found problems"
+        case .apiNameTaken: return "another telwatch owns io.telwatch.Monitor1 (--no-api runs a second one)"
+        }
+    }
 
     static let signals: [(name: String, meaning: String)] = [
         ("SIGINT, SIGTERM", "stop: the run ends, the lock is released, running hooks get their time"),

@@ -19,13 +19,13 @@ enum EventsCommand {
         case .failure(let exit): return exit.status
         }
         let bus = options.apiBus ?? options.bus
-        guard let session = BusSession.open(bus) else { return ExitStatus.busUnavailable }
+        guard let session = BusSession.open(bus) else { return ExitStatus.busUnavailable.code }
         let (loop, connection) = (session.loop, session.connection)
         defer { connection.close() }
         let output = LineWriter(fd: 1)
         // The text of `watch`, through its own sink; the JSON line rebuilt key by key.
         let text = OutputSink(output: output, json: false, verbosity: .normal, schema: EventSchema())
-        var status = ExitStatus.success
+        var status = ExitStatus.success.code
         func stop(_ code: Int32, _ message: String?) {
             if let message { warn(message) }
             status = code
@@ -39,15 +39,18 @@ enum EventsCommand {
                         switch result {
                         case .success:
                             if options.verbosity == .verbose { warn("following the telwatch service \(unique) on the \(bus) bus") }
+                        case .failure(let error) where Access.isRefusal(error):
+                            // The bus policy's refusal, in one line: who may ask, and how to become one.
+                            stop(ExitStatus.failure.code, Access.refusal("events", bus: bus))
                         case .failure(let error):
-                            stop(ExitStatus.failure, "the telwatch service refused Subscribe: \(error)")
+                            stop(ExitStatus.failure.code, "the telwatch service refused Subscribe: \(error)")
                         }
                     }
                 case .absent:
-                    stop(ExitStatus.busUnavailable, "no telwatch service is running on the \(bus) bus "
+                    stop(ExitStatus.busUnavailable.code, "no telwatch service is running on the \(bus) bus "
                          + "(nobody owns \(MonitorNames.busName))")
                 case .vanished:
-                    stop(ExitStatus.busUnavailable, "the telwatch service stopped")
+                    stop(ExitStatus.busUnavailable.code, "the telwatch service stopped")
                 }
             }
             let rule = MatchRule(sender: MonitorNames.busName, path: MonitorNames.path.rawValue,
@@ -61,14 +64,14 @@ enum EventsCommand {
                 } else if let pipelineEvent = event.pipelineEvent {
                     text.receive(pipelineEvent, liveCalls: event.liveCalls)
                 }
-                if output.isBroken { stop(ExitStatus.success, nil) }
+                if output.isBroken { stop(ExitStatus.success.code, nil) }
             }
-            connection.onDisconnect = { stop(ExitStatus.busUnavailable, "lost the \(bus) bus") }
+            connection.onDisconnect = { stop(ExitStatus.busUnavailable.code, "lost the \(bus) bus") }
             loop.run()
             owner.cancel()
         } catch {
             warn("\(error)")
-            return ExitStatus.busUnavailable
+            return ExitStatus.busUnavailable.code
         }
         return status
     }

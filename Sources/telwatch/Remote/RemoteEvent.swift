@@ -87,7 +87,8 @@ struct RemoteEvent {
         guard let kind = text("backend").flatMap(BackendKind.init(rawValue:)) else { return nil }
         switch text("status").flatMap(BackendStatus.init(rawValue:)) {
         case .appeared: return .serviceAppeared(kind, owner: text("owner") ?? "")
-        case .vanished: return .serviceVanished(kind)
+        // The event says how many calls were live in all; the calls' own events say which ended.
+        case .vanished: return .serviceVanished(kind, liveCalls: count("live_calls"))
         case .absent: return .serviceAbsent(kind)
         case .synced: return .synced(kind, modems: count("modems"), calls: count("calls"))
         case .syncRefused: return .syncRefused(kind, text("message") ?? "")

@@ -31,7 +31,7 @@ enum SimulateCommand {
                 switch argument {
                 case "--help", "-h":
                     LineWriter(fd: 1).write(help)
-                    return ExitStatus.success
+                    return ExitStatus.success.code
                 case "--bus": bus = try Parse.bus(try cursor.value(for: argument))
                 case "--modems":
                     let text = try cursor.value(for: argument)
@@ -49,7 +49,7 @@ enum SimulateCommand {
             }
         } catch {
             warn("\(error)")
-            return ExitStatus.usage
+            return ExitStatus.usage.code
         }
 
         var commands: [(line: Int, command: SimulatorCommand)] = []
@@ -58,10 +58,10 @@ enum SimulateCommand {
                 commands = try SimulatorCommand.parse(try SmallFile.text(scriptPath, limit: 1 << 20))
             } catch let error as SimulatorCommand.ParseError {
                 warn("\(scriptPath): \(error)")
-                return ExitStatus.usage
+                return ExitStatus.usage.code
             } catch {
                 warn("cannot read \(scriptPath): \(error)")
-                return ExitStatus.usage
+                return ExitStatus.usage.code
             }
         }
 
@@ -75,11 +75,11 @@ enum SimulateCommand {
             output.write("simulator: \(SimulatedModemManager.busName) on the \(bus) bus as \(connection.uniqueName), "
                          + "\(modems) modem\(modems == 1 ? "" : "s")")
             let player = ScriptPlayer(simulator: simulator, loop: loop) { output.write("simulator: " + $0) }
-            var status = ExitStatus.success
+            var status = ExitStatus.success.code
             var inputDone = scriptPath != nil && scriptPath != "-"
             var badLines = false
             player.onIdle = {
-                if player.failure != nil || badLines { status = ExitStatus.failure }
+                if player.failure != nil || badLines { status = ExitStatus.failure.code }
                 if exitWhenDone && inputDone { loop.stop() }
             }
             var stdinSource: IOSource?
@@ -126,7 +126,7 @@ enum SimulateCommand {
             }
             connection.onDisconnect = {
                 warn("the bus went away")
-                status = ExitStatus.busUnavailable
+                status = ExitStatus.busUnavailable.code
                 loop.stop()
             }
             let signals = try loop.signals([SIGINT, SIGTERM]) { _ in loop.stop() }
@@ -138,13 +138,13 @@ enum SimulateCommand {
             return status
         } catch let error as SimulatedModemManager.SimulationError {
             warn("simulate: \(error)")
-            return ExitStatus.failure
+            return ExitStatus.failure.code
         } catch let error as DBusError {
             warn("simulate: \(error)")
-            return ExitStatus.busUnavailable
+            return ExitStatus.busUnavailable.code
         } catch {
             warn("simulate: \(error)")
-            return ExitStatus.failure
+            return ExitStatus.failure.code
         }
     }
 }
