@@ -8,6 +8,7 @@ import XCTest
 enum DaemonKind {
     case modemManager, ofono
 
+    /// On this machine, or in the Debian root chosen for it (StackUnderTest): Debian's path in both.
     var executable: String { self == .modemManager ? "/usr/sbin/ModemManager" : "/usr/sbin/ofonod" }
     var package: String { self == .modemManager ? "modemmanager" : "ofono" }
 }
