@@ -220,6 +220,45 @@ def try_reap(p):
     return (cpu, p.wait())
 
 
+# ---------------------------------------------------------------- what runs
+
+DEBIAN_ROOT = os.path.join(REPO, "scripts", "debian-root")
+
+
+def daemon_command(executable, root=None):
+    """The words that start a telephony daemon: the machine's own, or the one in the Debian root
+    `root` (scripts/debian-root run, which execs at every step: the PID the harness kills and the
+    environment stay the daemon's; the root sees this machine's /tmp, where the buses and the
+    modem's sockets live)."""
+    return [DEBIAN_ROOT, "run", root, executable] if root else [executable]
+
+
+def check_daemon(executable, root=None):
+    """None when `executable` can be started as chosen, else what is missing. A root must be made
+    already: `debian-root run` would otherwise spend minutes making it inside a bounded wait."""
+    if not root:
+        return None if os.access(executable, os.X_OK) else f"{executable} is missing (scripts/setup --tests)"
+    r = subprocess.run([DEBIAN_ROOT, "path", root], capture_output=True, text=True, timeout=10)
+    path = r.stdout.strip()
+    if r.returncode != 0 or not os.path.exists(os.path.join(path, ".telwatch-root-complete")):
+        return f"the Debian root {root} is not made (scripts/debian-root ensure {root}) {r.stderr.strip()}"
+    if not os.access(path + executable, os.X_OK):
+        return f"the Debian root {root} has no {executable}"
+    return None
+
+
+def telwatch_command(path, command=None):
+    """The words that start telwatch: `command` split like a shell would (a relative first word is
+    taken from the repository's root, e.g. 'scripts/debian-root run trixie-arm64-run
+    /usr/bin/telwatch'), else the binary at `path`."""
+    if not command:
+        return [path]
+    words = shlex.split(command)
+    if "/" in words[0] and not os.path.isabs(words[0]):
+        words[0] = os.path.join(REPO, words[0])
+    return words
+
+
 # ---------------------------------------------------------------- pieces
 
 def build_emitter():

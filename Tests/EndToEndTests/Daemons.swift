@@ -72,7 +72,6 @@ protocol TelephonyDaemon: AnyObject {
     /// Its well-known bus name.
     var service: String { get }
     var displayName: String { get }
-    var executable: String { get }
     /// The daemon's modem object once it is up.
     var modemPath: String { get }
     var process: TestProcess? { get }
@@ -138,7 +137,6 @@ final class ModemManagerDaemon: TelephonyDaemon {
     let backend = "modemmanager"
     let service = ModemManagerDaemon.busName
     let displayName = "ModemManager"
-    let executable = DaemonKind.modemManager.executable
     let reasons = EndReasons(remoteHangup: "unknown", callerGaveUp: "unknown", busy: "unknown",
                              localHangup: "terminated", hangupAll: "unknown")
     /// Starting, it sends ATH (its voice support check), which ends the modem's calls, and no
@@ -164,8 +162,9 @@ final class ModemManagerDaemon: TelephonyDaemon {
             try bus.call("org.freedesktop.PolicyKit1", "/org/freedesktop/PolicyKit1/Authority",
                          "org.freedesktop.DBus.Mock", "AllowUnknown", [.bool(true)])
         }
-        process = try bus.startDaemon([executable, "--test-enable", "--test-no-udev", "--test-no-suspend-resume",
-                                       "--test-no-qrtr", "--debug"], log: logPath, name: "ModemManager")
+        let options = ["--test-enable", "--test-no-udev", "--test-no-suspend-resume", "--test-no-qrtr", "--debug"]
+        process = try bus.startDaemon(StackUnderTest.daemonCommand(.modemManager) + options, log: logPath,
+                                      name: "ModemManager")
         try bus.fixture.waitForName(Self.busName)
     }
 
@@ -277,7 +276,6 @@ final class OfonoDaemon: TelephonyDaemon {
     let backend = "ofono"
     let service = OfonoDaemon.busName
     let displayName = "oFono"
-    let executable = DaemonKind.ofono.executable
     let reasons = EndReasons(remoteHangup: "remote", callerGaveUp: "remote", busy: "remote", localHangup: "local",
                                  hangupAll: "local")
     /// Its voicecall atom lists the calls (AT+CLCC) when the modem is powered.
@@ -296,8 +294,9 @@ final class OfonoDaemon: TelephonyDaemon {
     }
 
     func launch() throws {
-        process = try bus.startDaemon([executable, "-n", "-d", "-p", "phonesim,atmodem"], log: logPath,
-                                      environment: ["OFONO_PHONESIM_CONFIG=" + configPath], name: "ofonod")
+        process = try bus.startDaemon(StackUnderTest.daemonCommand(.ofono) + ["-n", "-d", "-p", "phonesim,atmodem"],
+                                      log: logPath, environment: ["OFONO_PHONESIM_CONFIG=" + configPath],
+                                      name: "ofonod")
         try bus.fixture.waitForName(Self.busName)
 
         var modems: Set<String> = []

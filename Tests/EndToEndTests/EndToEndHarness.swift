@@ -8,6 +8,7 @@ import XCTest
 enum DaemonKind {
     case modemManager, ofono
 
+    /// On this machine, or in the Debian root chosen for it (StackUnderTest): Debian's path in both.
     var executable: String { self == .modemManager ? "/usr/sbin/ModemManager" : "/usr/sbin/ofonod" }
     var package: String { self == .modemManager ? "modemmanager" : "ofono" }
 }
@@ -17,6 +18,7 @@ enum DaemonKind {
 /// real `telwatch watch --json` as a subprocess. Everything is killed by PID in `stop()`; on a
 /// failure the daemon's log, the AT dialogue and telwatch's output are printed and kept.
 final class EndToEndHarness {
+    let kind: DaemonKind
     let logind: LogindHarness
     let bus: BusClient
     let modem: ATModem
@@ -33,9 +35,11 @@ final class EndToEndHarness {
     var stateDirectory: String { fixture.directory + "/state" }
 
     init(_ kind: DaemonKind) throws {
+        self.kind = kind
         logind = try LogindHarness()
         do {
             bus = BusClient(fixture: logind.fixture, loop: logind.loop, connection: logind.connection)
+            try StackUnderTest.checkDaemon(kind, fixture: logind.fixture)
             if getenv("TELWATCH_E2E_KEEP_LOGS") != nil {
                 // Every message on the test bus, for reading a kept test afterwards.
                 _ = try bus.startDaemon(["dbus-monitor", "--address", logind.fixture.address],
@@ -59,12 +63,11 @@ final class EndToEndHarness {
 
     // MARK: telwatch
 
-    static var telwatchPath: String { BuildProducts.path("telwatch") }
-
     /// The calls `telwatch log --json` lists, newest first, each as
     /// `NUMBER STATE DIRECTION answered|unanswered [missed unseen] reason=R`.
     func history(file: StaticString = #filePath, line: UInt = #line) throws -> [String] {
-        let result = try fixture.run([Self.telwatchPath, "log", "--json", "--state-dir", stateDirectory])
+        let result = try fixture.run(StackUnderTest.telwatchCommand + ["log", "--json", "--state-dir",
+                                                                       stateDirectory])
         XCTAssertEqual(result.status, .exited(0), result.log, file: file, line: line)
         return try result.output.split(separator: "\n").map { text in
             let row = try XCTUnwrap(JSONLine.object(String(text)), String(text), file: file, line: line)
@@ -81,9 +84,9 @@ final class EndToEndHarness {
     /// Returns the summaries of the lines before and including `ready`.
     @discardableResult
     func startTelwatch(_ extra: [String] = []) throws -> [String] {
-        let process = try fixture.start([Self.telwatchPath, "watch", "--bus", fixture.address, "--json",
-                                         "--backend", daemon.backend, "--state-dir", stateDirectory] + extra,
-                                        name: "telwatch")
+        let process = try fixture.start(StackUnderTest.telwatchCommand + [
+            "watch", "--bus", fixture.address, "--json", "--backend", daemon.backend, "--state-dir", stateDirectory,
+        ] + extra, name: "telwatch")
         telwatch = process
         telwatchRuns.append(process)
         var seen: [String] = []
@@ -294,6 +297,7 @@ final class EndToEndHarness {
         }
         print("""
         ===== \(test) failed; its logs are kept in \(keep)
+        ----- what ran: \(StackUnderTest.describe(kind))
         ----- telwatch stdout
         \(transcript.joined(separator: "\n"))
         ----- telwatch stderr
