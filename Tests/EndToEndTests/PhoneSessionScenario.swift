@@ -23,9 +23,10 @@ extension EndToEndTestCase {
         // A call rings, is answered; a second one waits, the first is held and the second answered.
         _ = try incomingAnswered("+15551111")
         let ring = try XCTUnwrap(traffic.waitFor(call("TriggerFeedback", incoming)), "no ring")
+        let afterRing = traffic.position
         let id = traffic.reply(to: ring)?.firstUInt32
         XCTAssertEqual(traffic.waitFor(call("EndFeedback"))?.firstUInt32, id, "the ring did not end on answer")
-        XCTAssertNotNil(traffic.waitFor(call("SelectMode", "uint32 1")))
+        XCTAssertNotNil(traffic.waitFor(from: afterRing, call("SelectMode", "uint32 1")), "no call mode on answer")
         let second = try modem.waiting("+15552222")
         world.expect([line("incoming", "B", detail: "waiting", dir: "incoming", number: "+15552222", live: 2)])
         XCTAssertNotNil(traffic.waitFor(call("TriggerFeedback", #"string "phone-call-waiting""#)))

@@ -80,6 +80,18 @@ public final class BusMonitor {
         }
     }
 
+    /// The first message from `index` on that satisfies `predicate`, waiting at most `timeout`;
+    /// the position stays where it was. For a message whose order against the one the test
+    /// waited for is not fixed: two sinks answering one event (the ring's EndFeedback waits for
+    /// feedbackd's reply, callaudiod's SelectMode does not).
+    public func waitFor(from index: Int, timeout: Double = 10, _ predicate: (MonitoredMessage) -> Bool)
+        -> MonitoredMessage? {
+        let mark = next
+        defer { next = mark }
+        next = min(index, messages.count)
+        return waitFor(timeout: timeout, predicate)
+    }
+
     /// The answer to a method call seen here (its method return or error).
     public func reply(to call: MonitoredMessage, timeout: Double = 10) -> MonitoredMessage? {
         guard let serial = call.serial, let caller = call.sender else { return nil }
