@@ -50,15 +50,16 @@ class PhoneActionTestCase: CommandTestCase {
         return reply?.firstUInt32
     }
 
-    /// Within 50 ms: the stack's message on the system bus and telwatch's action on the session
-    /// bus. Each is stamped by the `dbus-monitor` of its bus as it receives it, so the two
-    /// monitors' scheduling can put the action a few ms "before" its cause: that much is allowed.
+    /// The action came in answer to its cause: seen on the session bus after the stack's message
+    /// on the system bus. How soon is a benchmark's figure (telwatch-bench's phone actions,
+    /// bench/actionsbench.py), not a bound here: a loaded machine (or AddressSanitizer) may take
+    /// any time. Each message is stamped by the `dbus-monitor` of its bus as it receives it, so
+    /// the two monitors' scheduling can put the action a few ms "before" its cause: that much is
+    /// allowed.
     func assertPrompt(_ action: MonitoredMessage?, after cause: MonitoredMessage?, _ what: String,
                       file: StaticString = #filePath, line: UInt = #line) {
         guard let action, let cause else { return XCTFail("\(what): not seen on the buses", file: file, line: line) }
-        let delay = action.time - cause.time
-        XCTAssertGreaterThanOrEqual(delay, -0.010, "\(what) came before its cause", file: file, line: line)
-        XCTAssertLessThanOrEqual(delay, 0.050, "\(what) took \(Int(delay * 1000)) ms", file: file, line: line)
+        XCTAssertGreaterThanOrEqual(action.time - cause.time, -0.010, "\(what) came before its cause", file: file, line: line)
     }
 
     /// The fake ModemManager's `Ring`, and its `CallAdded` as the system bus routed it.
