@@ -46,7 +46,10 @@ CONTROL (a call is named by its CLCC index; "last" or nothing means the newest c
                           the link must be silent before unsolicited codes go out; 0.05),
                           dial-result OK|ERROR|BUSY|NO CARRIER,
                           chup-all true|false (AT+CHUP ends every call, the default, or only the
-                          active and held ones)
+                          active and held ones),
+                          urc-poll SECONDS (0, the default: off): while the daemon polls AT+CLCC
+                          at least this often, unsolicited codes wait for its next poll and go
+                          out right after it, when the link stays quiet longest
   mark                    "ok N": the number of AT commands received so far
   drain [TIMEOUT]         replies "ok" once every unsolicited code waiting for a quiet link has gone
                           out (at once when none waits), or "error timeout" after TIMEOUT seconds
@@ -177,9 +180,11 @@ class Modem:
         self.waiters = []  # (control connection, regex, deadline, since)
         self.drainers = []  # (control connection, deadline): "drain" waiting for self.pending to empty
         self.settings = {"ring-interval": 3.0, "dial-result": "OK",
-                         "chup-all": "true", "urc-quiet": 0.05}
+                         "chup-all": "true", "urc-quiet": 0.05, "urc-poll": 0}
         self.pending = []  # unsolicited lines waiting for a quiet link, in order
+        self.pending_since = 0.0
         self.last_command = 0.0
+        self.last_poll = None  # when the last AT+CLCC arrived
         # Modem-wide settings (one modem, whatever connection set them).
         self.cmee = 0
         self.crc = 0
@@ -208,8 +213,21 @@ class Modem:
         ended by the time the link is quiet, the lines are dropped, as a real modem never rings
         for a call that is no longer ringing (the daemon would take it for a new call).
         """
+        if not self.pending:
+            self.pending_since = time.monotonic()
         self.pending.append((lines, ringing))
         self.flush()
+
+    def poll_due(self):
+        """When the daemon's next AT+CLCC is due, while it polls (urc-poll) and has not polled
+        since the waiting codes were queued: a poll sent as they go out would cross them (oFono
+        takes a NO CARRIER that crosses its AT+CLCC as the poll's error and gives up on its calls,
+        docs/modem-stacks.md §6.2). None when the codes need not wait for a poll."""
+        period = float(self.settings["urc-poll"])
+        if period <= 0 or self.last_poll is None or self.last_poll >= self.pending_since:
+            return None
+        due = self.last_poll + period
+        return due if time.monotonic() < due else None
 
     def flush(self):
         if not self.pending:
@@ -217,6 +235,9 @@ class Modem:
         quiet = float(self.settings["urc-quiet"])
         if time.monotonic() - self.last_command < quiet:
             self.log.write("[*] URC waits for a quiet link: %s" % " / ".join(self.pending[-1][0]))
+            return
+        if self.poll_due() is not None:
+            self.log.write("[*] URC waits for the next poll: %s" % " / ".join(self.pending[-1][0]))
             return
         for lines, ringing in self.pending:
             if ringing is not None and (ringing not in self.calls or ringing.state not in (INCOMING, WAITING)):
@@ -261,6 +282,9 @@ class Modem:
         times += [w[2] for w in self.waiters] + [d[1] for d in self.drainers]
         if self.pending:
             times.append(self.last_command + float(self.settings["urc-quiet"]))
+            due = self.poll_due()
+            if due is not None:
+                times.append(due)
         return min(times) if times else None
 
     # ----- calls -----
@@ -303,6 +327,8 @@ class Modem:
         self.log.write("[%d] <- %s" % (connection.number, line))
         self.history.append(line)
         self.last_command = time.monotonic()
+        if line.upper() == "AT+CLCC":
+            self.last_poll = self.last_command
         for waiter in list(self.waiters):
             control, pattern, _, since = waiter
             if len(self.history) > since and pattern.search(line):
