@@ -16,6 +16,7 @@ complete -c telwatch -n 'not __fish_seen_subcommand_from status events doctor lo
 complete -c telwatch -n 'not __fish_seen_subcommand_from status events doctor log simulate demo' -l hook-timeout -x -d 'kill a hook still running after this'
 complete -c telwatch -n 'not __fish_seen_subcommand_from status events doctor log simulate demo' -l while -r -F -d 'run CMD while any call is in SCOPE: ringing, waiting, dialing, alerting, active, held or live'
 complete -c telwatch -n 'not __fish_seen_subcommand_from status events doctor log simulate demo' -l contacts -r -F -d 'names for numbers: vCard'
+complete -c telwatch -n 'not __fish_seen_subcommand_from status events doctor log simulate demo' -l screening -r -F -d 'screen incoming calls by the rules in FILE'
 complete -c telwatch -n 'not __fish_seen_subcommand_from status events doctor log simulate demo' -l run -r -F -d 'run CMD for the whole of each run'
 complete -c telwatch -n 'not __fish_seen_subcommand_from status events doctor log simulate demo' -l stop-grace -x -d 'between SIGTERM and SIGKILL of the run command and of call-scoped commands'
 complete -c telwatch -n 'not __fish_seen_subcommand_from status events doctor log simulate demo' -l lease -x -d 'a run not renewed for this long ends itself'
