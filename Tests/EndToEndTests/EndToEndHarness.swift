@@ -115,6 +115,17 @@ final class EndToEndHarness {
                       "telwatch's events \(got) are neither \(expected) nor \(alternative)", file: file, line: line)
     }
 
+    /// The summaries up to and including the first that is `last` (bounded by `timeout`), for a
+    /// scenario whose lines the daemons' timing may order in more ways than `expect(_:or:)` lists.
+    func lines(through last: String, timeout: Double = 15) -> [String] {
+        var got: [String] = []
+        let deadline = monotonicNow() + timeout
+        while got.last != last, let summary = nextSummary(timeout: max(0, deadline - monotonicNow())) {
+            got.append(summary)
+        }
+        return got
+    }
+
     /// Up to `count` summaries, stopping early at the first one `fits` refuses or at the deadline.
     private func read(_ count: Int, timeout: Double, fits: (Int, String) -> Bool) -> [String] {
         var got: [String] = []
@@ -181,6 +192,11 @@ final class EndToEndHarness {
             parts.append("live=\(object["live_calls"] as? Int ?? -1)")
             parts += schemaProblems(object, state: state)
             return parts.joined(separator: " ")
+        case "screened":
+            // `screened LABEL ACTION rule=R hangup=H`: hangup `-` unless the rule rejected.
+            let id = text("call_id") ?? ""
+            return "screened \(labels[id] ?? "?") \(text("action") ?? "?") rule=\(text("rule") ?? "?") "
+                + "hangup=\(text("hangup") ?? "-")"
         case "run-started", "run-stopped":
             return "\(event) reason=\(text("reason") ?? "-")"
         case "lock-taken":
