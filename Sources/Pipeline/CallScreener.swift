@@ -96,6 +96,24 @@ public final class CallScreener {
         return made
     }
 
+    /// `events` as the pipeline is to see them: a call the rules rejected or ignored (and that
+    /// stayed so: a reject whose hang-up failed rang) is no missed call, so its end carries no
+    /// `missed` and no `missed` event follows it (docs/screening.md). A silenced call is missed.
+    public func unmissed(_ events: [TrackerEvent]) -> [TrackerEvent] {
+        guard !decided.isEmpty else { return events }
+        return events.compactMap { event in
+            switch event {
+            case .transition(var call, let previous) where call.missed && decided[call.id]?.action.countsAsMissed == false:
+                call.missed = false
+                return .transition(call, previous: previous)
+            case .missed(let call) where decided[call.id]?.action.countsAsMissed == false:
+                return nil
+            default:
+                return event
+            }
+        }
+    }
+
     /// Forgets the calls that ended in `events`, once every sink has seen them.
     public func delivered(_ events: [TrackerEvent]) {
         for event in events {

@@ -11,6 +11,9 @@ public enum ScreeningAction: String, Sendable, CaseIterable {
 
     /// Whether the phone rings for a call so screened.
     public var rings: Bool { self == .allow }
+    /// Whether an unanswered call so screened is a missed call: a rejected or ignored one is not
+    /// (docs/screening.md); a silenced one is, quietly.
+    public var countsAsMissed: Bool { self == .allow || self == .silence }
 }
 
 /// Which rule decided, in the order they are tried (docs/screening.md, "Precedence").

@@ -132,7 +132,7 @@ final class WatchSession {
             let now = wallClockNow()
             // Decided before the pipeline sees the events: no sink starts a ring the rules hold back.
             let screened = screener.screen(events, now: now)
-            self.pipeline.send(.calls(events, time: now))
+            self.pipeline.send(.calls(screener.unmissed(events), time: now))
             for decision in screened { self.pipeline.send(.screened(decision, time: now)) }
             screener.delivered(events)
         }, onNotice: { [weak self] notice in self?.noticed(notice) })

@@ -64,7 +64,7 @@ final class EndToEndHarness {
     // MARK: telwatch
 
     /// The calls `telwatch log --json` lists, newest first, each as
-    /// `NUMBER STATE DIRECTION answered|unanswered [missed unseen] reason=R`.
+    /// `NUMBER STATE DIRECTION answered|unanswered [missed unseen] reason=R [screened=ACTION]`.
     func history(file: StaticString = #filePath, line: UInt = #line) throws -> [String] {
         let result = try fixture.run(StackUnderTest.telwatchCommand + ["log", "--json", "--state-dir",
                                                                        stateDirectory])
@@ -76,6 +76,7 @@ final class EndToEndHarness {
             if row["missed"] as? Bool == true { parts.append("missed") }
             if row["unseen"] as? Bool == true { parts.append("unseen") }
             parts.append("reason=" + (row["reason"] as? String ?? "-"))
+            if let screened = row["screened"] as? String { parts.append("screened=" + screened) }
             return parts.joined(separator: " ")
         }
     }

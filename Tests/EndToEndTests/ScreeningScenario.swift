@@ -41,10 +41,9 @@ extension EndToEndTestCase {
         XCTAssertEqual(callLines(), [
             line("incoming", "A", detail: "ringing", dir: "incoming", number: blocked, live: 1),
             "screened A reject rule=block hangup=requested",
+            // Not missed: no `missed` line, and no missed-call feedback.
             line("disconnected", "A", prev: "incoming", dir: "incoming", number: blocked, reason: reasons.localHangup,
-                 flags: ["missed"], live: 0),
-            line("missed", "A", state: "disconnected", dir: "incoming", number: blocked, reason: reasons.localHangup,
-                 flags: ["missed"], live: 0),
+                 live: 0),
         ])
         XCTAssertEqual(try modem.calls(), [], "the far end's call ended")
         world.assertNoLock("after the screened call")
@@ -83,8 +82,15 @@ extension EndToEndTestCase {
         ])
         world.stopTelwatch()
 
-        // One ring in all: the allowed call's.
+        // One ring in all, and one missed call: the allowed call's.
         traffic.drain()
         XCTAssertEqual(traffic.seen().filter(incomingRing).count, 1, "the blocked call never rang")
+        XCTAssertEqual(traffic.seen().filter { $0.member == "TriggerFeedback" && $0.hasArgument(#"string "phone-missed-call""#) }
+                        .count, 1)
+        XCTAssertEqual(try world.history(), [
+            "\(dialled) disconnected outgoing answered reason=\(reasons.localHangup)",
+            "\(allowed) disconnected incoming unanswered missed unseen reason=\(reasons.callerGaveUp) screened=allow",
+            "\(blocked) disconnected incoming unanswered reason=\(reasons.localHangup) screened=reject",
+        ])
     }
 }

@@ -73,6 +73,47 @@ final class CallScreenerTests: XCTestCase {
         XCTAssertEqual(failed.first?.decision.action, .reject, "what the rule said is kept")
     }
 
+    /// The end of a call as the tracker gives it when nobody answered: `missed`, and the `missed` event.
+    private func unanswered(_ snapshot: CallSnapshot) -> [TrackerEvent] {
+        var ended = snapshot
+        ended.state = .disconnected
+        ended.missed = true
+        return [.transition(ended, previous: .incoming), .missed(ended)]
+    }
+
+    private func missedFlags(_ events: [TrackerEvent]) -> [String] {
+        events.map { event in
+            switch event {
+            case .transition(let call, _): return "\(call.id) ended missed=\(call.missed)"
+            case .missed(let call): return "\(call.id) missed"
+            default: return "other"
+            }
+        }
+    }
+
+    func testARejectedOrIgnoredCallIsNoMissedCallASilencedOneIs() throws {
+        let screening = try screener("block +1900*\nblock ignore +1800*\nblock silence +1700*\n")
+        let calls = [call("r", .incoming, "+19005550100"), call("i", .incoming, "+18005550100"),
+                     call("s", .incoming, "+17005550100"), call("n", .incoming, "+15550100")]
+        _ = screening.screen(calls.map { .transition($0, previous: nil) }, now: 1000)
+        let ends = calls.flatMap(unanswered)
+        XCTAssertEqual(missedFlags(screening.unmissed(ends)), [
+            "r ended missed=false", "i ended missed=false",
+            "s ended missed=true", "s missed", "n ended missed=true", "n missed",
+        ])
+        screening.delivered(ends)
+        XCTAssertEqual(missedFlags(screening.unmissed(unanswered(calls[0]))), ["r ended missed=true", "r missed"],
+                       "forgotten once the end was delivered")
+    }
+
+    func testARejectWhoseHangUpFailedRangAndIsMissed() throws {
+        let screening = try screener("block +1900*\n")
+        let blocked = call("f", .incoming, "+19005550100")
+        _ = screening.screen([.transition(blocked, previous: nil)], now: 1000)
+        hangUps.first?.1("not authorized")
+        XCTAssertEqual(missedFlags(screening.unmissed(unanswered(blocked))), ["f ended missed=true", "f missed"])
+    }
+
     func testNoRulesScreenNothing() throws {
         let screening = try screener("block +1900*\n")
         screening.rules = nil

@@ -102,4 +102,48 @@ final class ScreeningCommandTests: CommandTestCase {
         watch.signal(SIGTERM)
         XCTAssertEqual(watch.wait(timeout: 10), .exited(0))
     }
+
+    /// A rejected or ignored call is recorded with what screening did, and is never a missed call:
+    /// no `missed` event, not `missed` in the history, not among `log --missed` (docs/screening.md).
+    func testAScreenedCallIsRecordedAndNeverMissed() throws {
+        try startModemManager()
+        try writeRules("block +1900*\nblock ignore +1800*\n")
+        let watch = try startWatch(["--screening", rulesPath])
+        var seen: [[String: Any]] = []
+        _ = try ring("+19005550199")
+        let rejected = try XCTUnwrap(nextEvent(watch, "disconnected", seen: &seen), watch.log())
+        XCTAssertEqual(rejected["missed"] as? Bool, false)
+        let ignored = try ring("+18005550199")
+        XCTAssertEqual(nextEvent(watch, "screened", seen: &seen)?["action"] as? String, "ignore")
+        try setState(ignored, .terminated, reason: .terminated)  // the caller gives up
+        XCTAssertEqual(nextEvent(watch, "disconnected", seen: &seen)?["missed"] as? Bool, false)
+        let missed = try ring("+15550123")
+        XCTAssertNotNil(nextEvent(watch, "incoming", seen: &seen))
+        try setState(missed, .terminated, reason: .terminated)
+        XCTAssertNotNil(nextEvent(watch, "missed", seen: &seen), watch.log())
+        XCTAssertEqual(seen.filter { $0["event"] as? String == "missed" }.map { $0["number"] as? String }, ["+15550123"])
+        watch.signal(SIGTERM)
+        XCTAssertEqual(watch.wait(timeout: 10), .exited(0))
+
+        func logged(_ arguments: [String]) throws -> [String] {
+            let result = try runToEnd(["log", "--json", "--state-dir", stateDirectory] + arguments)
+            XCTAssertEqual(result.status, .exited(0), result.errors)
+            return try result.output.split(separator: "\n").map { text in
+                let row = try XCTUnwrap(JSONLine.object(String(text)))
+                return "\(row["number"] as? String ?? "?") screened=\(row["screened"] as? String ?? "null") "
+                    + "missed=\(row["missed"] as? Bool ?? true)"
+            }
+        }
+        XCTAssertEqual(try logged([]), ["+15550123 screened=null missed=true", "+18005550199 screened=ignore missed=false",
+                                        "+19005550199 screened=reject missed=false"])
+        XCTAssertEqual(try logged(["--screened"]), ["+18005550199 screened=ignore missed=false",
+                                                    "+19005550199 screened=reject missed=false"])
+        XCTAssertEqual(try logged(["--missed"]), ["+15550123 screened=null missed=true"])
+        let table = try runToEnd(["log", "--screened", "--state-dir", stateDirectory])
+        let lines = table.output.split(separator: "\n")
+        XCTAssertEqual(lines.count, 3, table.output)
+        XCTAssertTrue(lines.last?.contains(" rejected ") == true && lines.last?.contains(" screened=reject") == true,
+                      table.output)
+        XCTAssertTrue(lines.dropFirst().first?.contains(" ignored ") == true, table.output)
+    }
 }

@@ -44,7 +44,7 @@ _telwatch() {
         status) options="--backend --bus --json --state-dir --api-bus --help" ;;
         events) options="--bus --json --api-bus --verbose -v --config --help" ;;
         doctor) options="--backend --bus --inhibit --hooks --sleep-delay-lock --state-dir --no-history --feedback --call-audio --notify --session-bus --config --user --help" ;;
-        log) options="--json --state-dir --redact-numbers --config --missed --unseen --since --number --limit --csv --mark-seen --help" ;;
+        log) options="--json --state-dir --redact-numbers --config --missed --unseen --screened --since --number --limit --csv --mark-seen --help" ;;
         simulate) options="--bus --modems --exit --help" ;;
         demo) options="--json --hooks --hook-timeout --feedback --call-audio --notify --redact-numbers --verbose -v --speed --help" ;;
     esac

@@ -212,6 +212,7 @@ enum OptionTable {
                    commands: [.doctor], kind: .text),
         OptionSpec("--missed", "only missed calls", commands: [.log]),
         OptionSpec("--unseen", "only missed calls not marked seen yet", commands: [.log]),
+        OptionSpec("--screened", "only calls call screening rejected, ignored or silenced", commands: [.log]),
         OptionSpec("--since", "DURATION|DATE", "calls first seen since then: 2h, 7d, 2026-11-29, 2026-11-29 08:00",
                    commands: [.log]),
         OptionSpec("--number", "N", "calls whose number contains N", commands: [.log]),
