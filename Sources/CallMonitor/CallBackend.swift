@@ -20,6 +20,10 @@ public protocol CallBackend: AnyObject {
     func resync()
     /// Stops all delivery: no event or notice after this returns.
     func stop()
+    /// Asks the stack to hang the call at `path` up, without waiting: `done(nil)` once it did,
+    /// `done(why)` when it refused or could not be asked (polkit, the stack gone). Call screening's
+    /// one method call that changes anything (docs/screening.md).
+    func hangUp(_ path: String, done: @escaping (String?) -> Void)
 }
 
 /// A stack's state as the event stream reports it (`{"event":"backend","status":…}`).
@@ -225,6 +229,8 @@ protocol LinkedBackend: CallBackend {
     /// A call known before `round` that neither a listing nor a signal has vouched for since:
     /// dropped, and the event that ends it; nil when the backend keeps it.
     func unconfirmedGone(_ path: String) -> BackendEvent?
+    /// The interface of a call object, whose `Hangup` ends it.
+    static var callInterface: String { get }
 }
 
 extension LinkedBackend {
@@ -232,6 +238,15 @@ extension LinkedBackend {
     public func start() throws { try link.start(self) }
     public func resync() { link.resync() }
     public func stop() { link.stop() }
+
+    public func hangUp(_ path: String, done: @escaping (String?) -> Void) {
+        link.call(path: path, interface: Self.callInterface, member: "Hangup", timeout: 5, priority: .ring) { result in
+            switch result {
+            case .success: done(nil)
+            case .failure(let error): done(error.description)
+            }
+        }
+    }
 }
 
 /// One backend's hold on its service: the owner watch, subscriptions that only accept the

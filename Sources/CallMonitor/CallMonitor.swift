@@ -116,6 +116,14 @@ public final class CallMonitor {
         for backend in backends { backend.resync() }
     }
 
+    /// Hangs up a call of a stack followed now (call screening); `done` as `CallBackend.hangUp`.
+    public func hangUp(_ key: CallKey, done: @escaping (String?) -> Void) {
+        guard isRunning, let backend = backends.first(where: { $0.kind == key.backend }) else {
+            return done("\(key.backend.rawValue) is not followed")
+        }
+        backend.hangUp(key.path, done: done)
+    }
+
     private func makeBackend(_ kind: BackendKind) -> CallBackend {
         let event: (BackendEvent) -> Void = { [weak self] in self?.handle($0) }
         let notice: (BackendNotice) -> Void = { [weak self] in self?.handle($0) }

@@ -209,6 +209,7 @@ public final class ModemManagerBackend: LinkedBackend {
 
     private let output: BackendOutput
     let link: ServiceLink
+    static var callInterface: String { ModemManagerBus.call }
     /// Modems with Modem.Voice: the only ones whose calls can be listed.
     private var voiceModems: Set<String> = []
     /// The count of voice modems as last said (by a sync's listing, then by `.modemsChanged`);

@@ -79,6 +79,7 @@ public final class OfonoBackend: LinkedBackend {
 
     private let output: BackendOutput
     let link: ServiceLink
+    static var callInterface: String { OfonoBus.voiceCall }
     /// Every modem heard of: whether it has a VoiceCallManager now.
     private var modems: [String: Bool] = [:]
     /// The count of voice modems as last said (by a sync's listing, then by `.modemsChanged`);

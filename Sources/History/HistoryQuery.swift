@@ -1,6 +1,8 @@
 /// Which calls `telwatch log` lists (and `--mark-seen` marks): newest first.
 public struct HistoryQuery: Equatable, Sendable {
     public var missedOnly = false
+    /// Calls a screening rule held back: rejected, ignored or silenced (docs/screening.md).
+    public var screenedOnly = false
     /// Missed calls not marked seen (implies `missedOnly`).
     public var unseenOnly = false
     /// Calls first seen at or after this moment (wall clock).
@@ -9,23 +11,29 @@ public struct HistoryQuery: Equatable, Sendable {
     public var number: String?
     public var limit: Int?
 
-    public init(missedOnly: Bool = false, unseenOnly: Bool = false, since: Double? = nil, number: String? = nil,
-                limit: Int? = nil) {
+    public init(missedOnly: Bool = false, unseenOnly: Bool = false, screenedOnly: Bool = false, since: Double? = nil,
+                number: String? = nil, limit: Int? = nil) {
         self.missedOnly = missedOnly
+        self.screenedOnly = screenedOnly
         self.unseenOnly = unseenOnly
         self.since = since
         self.number = number
         self.limit = limit
     }
 
-    /// `SELECT id …` of the matching rows, newest first; `bind` fills in its parameters.
-    var selectIDs: String { "SELECT id FROM calls" + filter + order }
+    /// `SELECT id …` of the matching rows in a file of schema `version`, newest first; `bind`
+    /// fills in its parameters.
+    func selectIDs(_ version: Int) -> String { "SELECT id FROM calls" + filter(version) + order }
 
-    var selectRows: String { "SELECT " + HistorySchema.selectColumns + " FROM calls" + filter + order }
+    func selectRows(_ version: Int) -> String {
+        "SELECT " + HistorySchema.selectColumns(version) + " FROM calls" + filter(version) + order
+    }
 
-    private var filter: String {
+    private func filter(_ version: Int) -> String {
         var conditions: [String] = []
         if missedOnly || unseenOnly { conditions.append("missed = 1") }
+        // A file from before screening holds no screened call.
+        if screenedOnly { conditions.append(version >= 2 ? "screened IN ('reject', 'ignore', 'silence')" : "0") }
         if unseenOnly { conditions.append("seen = 0") }
         if since != nil { conditions.append("first_seen >= ?1") }
         // instr, not LIKE: a caller id's `%` and `_` are not wildcards.

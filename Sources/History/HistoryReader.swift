@@ -7,17 +7,18 @@ import Glibc
 public final class HistoryReader {
     public let path: String
     private let database: SQLiteDatabase
-    /// False for a file no telwatch has set up yet (schema version 0): it holds no calls.
-    private let hasCalls: Bool
+    /// The file's schema version; 0 for a file no telwatch has set up yet: it holds no calls.
+    private let version: Int
+    private var hasCalls: Bool { version > 0 }
 
     /// Opens `path` for reading; nil when there is no such file.
     public init?(path: String, busyTimeout: Double = 2) throws {
         guard HistoryReader.exists(path) else { return nil }
         self.path = path
-        (database, hasCalls) = try HistoryReader.openChecked(path, busyTimeout: busyTimeout)
+        (database, version) = try HistoryReader.openChecked(path, busyTimeout: busyTimeout)
     }
 
-    private static func openChecked(_ path: String, busyTimeout: Double) throws -> (SQLiteDatabase, Bool) {
+    private static func openChecked(_ path: String, busyTimeout: Double) throws -> (SQLiteDatabase, Int) {
         do {
             let database = try open(path, busyTimeout: busyTimeout, immutable: false)
             return (database, try HistorySchema.checkReadable(database))
@@ -66,7 +67,7 @@ public final class HistoryReader {
     /// The calls `query` selects, newest first.
     public func calls(_ query: HistoryQuery) throws -> [HistoryRow] {
         guard hasCalls else { return [] }
-        return try database.readTransaction { try HistoryReader.rows(query, in: database) }
+        return try database.readTransaction { try HistoryReader.rows(query, in: database, version: version) }
     }
 
     /// How many calls, how many missed and unseen, and the first one's time.
@@ -80,8 +81,8 @@ public final class HistoryReader {
         try database.text("PRAGMA quick_check") ?? "no answer"
     }
 
-    static func rows(_ query: HistoryQuery, in database: SQLiteDatabase) throws -> [HistoryRow] {
-        let statement = try database.prepare(query.selectRows)
+    static func rows(_ query: HistoryQuery, in database: SQLiteDatabase, version: Int) throws -> [HistoryRow] {
+        let statement = try database.prepare(query.selectRows(version))
         query.bind(to: statement)
         var rows: [HistoryRow] = []
         while try statement.step() { rows.append(HistorySchema.row(from: statement)) }

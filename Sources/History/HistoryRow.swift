@@ -25,6 +25,9 @@ public struct HistoryRow: Equatable, Sendable {
     public var missed = false
     /// A missed call nobody has marked seen (`telwatch log --mark-seen`).
     public var unseen = false
+    /// What call screening did: `reject`, `ignore`, `silence` or `allow` (a rule let it ring, or
+    /// a reject's hang-up failed); nil where no rule spoke (docs/screening.md).
+    public var screened: String?
     public var firstSeen = 0.0
     public var connectedAt: Double?
     public var endedAt: Double?
@@ -55,6 +58,7 @@ public struct HistoryRow: Equatable, Sendable {
         writer.add("resumed", resumed)
         writer.add("missed", missed)
         writer.add("unseen", unseen)
+        writer.add("screened", screened)
         writer.add("first_seen", time: firstSeen)
         writer.add("connected_at", time: connectedAt)
         writer.add("ended_at", time: endedAt)

@@ -30,6 +30,11 @@ enum HistorySchema {
         CREATE INDEX calls_unseen ON calls (first_seen) WHERE missed = 1 AND seen = 0;
         CREATE INDEX calls_live ON calls (state) WHERE state IN ('incoming', 'dialing', 'connected');
         """,
+        // 2: what call screening did (docs/screening.md): `reject`, `ignore`, `silence`, `allow`;
+        // NULL where no rule spoke, as for every call recorded before.
+        """
+        ALTER TABLE calls ADD COLUMN screened TEXT;
+        """,
     ]
 
     static var version: Int { migrations.count }
@@ -51,18 +56,22 @@ enum HistorySchema {
         }
     }
 
-    /// Whether a file of version `found` can be read by this telwatch.
-    static func checkReadable(_ database: SQLiteDatabase) throws -> Bool {
+    /// The version of a file this telwatch can read (0: no telwatch has set it up, it holds no calls).
+    static func checkReadable(_ database: SQLiteDatabase) throws -> Int {
         let found = try database.integer(pragma: "user_version")
         if found > version { throw HistoryProblem.newerSchema(found, known: version) }
-        return found > 0
+        return found
     }
 
-    /// The columns a `HistoryRow` is read from, in `row(from:)`'s order.
-    static let selectColumns = """
-        call_id, backend, modem, path, state, direction, number, name, reason, multiparty, initial, resumed, \
-        missed, seen, first_seen, connected_at, ended_at, duration
+    /// The columns a `HistoryRow` is read from, in `row(from:)`'s order, in a file of version
+    /// `found`: an older file that the daemon has not migrated yet is read as it is (a command
+    /// never migrates), its missing columns as NULL.
+    static func selectColumns(_ found: Int = version) -> String {
         """
+        call_id, backend, modem, path, state, direction, number, name, reason, multiparty, initial, resumed, \
+        missed, seen, first_seen, connected_at, ended_at, duration, \(found >= 2 ? "screened" : "NULL")
+        """
+    }
 
     static func row(from statement: SQLiteStatement) -> HistoryRow {
         var row = HistoryRow()
@@ -84,19 +93,20 @@ enum HistorySchema {
         row.connectedAt = statement.double(15)
         row.endedAt = statement.double(16)
         row.duration = statement.double(17)
+        row.screened = statement.text(18)
         return row
     }
 
     /// A call's row, new or brought up to date; whether it was seen is the user's, never overwritten.
     static let upsert = """
         INSERT INTO calls (call_id, backend, modem, path, state, direction, number, name, reason, multiparty, \
-        initial, resumed, missed, first_seen, connected_at, ended_at, duration) \
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17) \
+        initial, resumed, missed, first_seen, connected_at, ended_at, duration, screened) \
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18) \
         ON CONFLICT (call_id) DO UPDATE SET modem = excluded.modem, path = excluded.path, state = excluded.state, \
         direction = excluded.direction, number = excluded.number, name = excluded.name, reason = excluded.reason, \
         multiparty = excluded.multiparty, initial = excluded.initial, resumed = excluded.resumed, \
         missed = excluded.missed, connected_at = excluded.connected_at, ended_at = excluded.ended_at, \
-        duration = excluded.duration
+        duration = excluded.duration, screened = coalesce(excluded.screened, calls.screened)
         """
 
     static func bind(_ row: HistoryRow, to statement: SQLiteStatement) {
@@ -117,5 +127,6 @@ enum HistorySchema {
         statement.bind(15, row.connectedAt)
         statement.bind(16, row.endedAt)
         statement.bind(17, row.duration)
+        statement.bind(18, row.screened)
     }
 }

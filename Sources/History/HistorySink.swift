@@ -116,6 +116,11 @@ public final class HistorySink: EventSink, LoopHook {
             case .stopped: runLive = false; unseenCountDue = true; runEnded()
             default: break
             }
+        case .screened(let screened, _):
+            if case .dropped(first: true) = pending.record(screened) {
+                report("history: \(pending.count) calls are waiting to be written to \(path); "
+                       + "newer calls are not recorded until it can be written")
+            }
         case .ready:
             ready = true
         default:

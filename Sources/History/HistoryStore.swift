@@ -18,13 +18,17 @@ public final class HistoryStore {
     public let path: String
     private let database: SQLiteDatabase
     private var upsert: SQLiteStatement?
+    /// The file's schema version: the current one for the daemon's, which migrates it; a
+    /// command's may be older (it never migrates).
+    private let version: Int
 
     /// `history.db` in `directory`.
     public static func path(in directory: String) -> String { directory + "/" + fileName }
 
-    private init(path: String, database: SQLiteDatabase) {
+    private init(path: String, database: SQLiteDatabase, version: Int = HistorySchema.version) {
         self.path = path
         self.database = database
+        self.version = version
     }
 
     /// The daemon's connection: the file is created if missing (never through a link), put in WAL
@@ -73,8 +77,9 @@ public final class HistoryStore {
         }
         try check(database)
         database.setBusyTimeout(busyTimeout)
-        guard try HistorySchema.checkReadable(database) else { return nil }
-        return HistoryStore(path: path, database: database)
+        let version = try HistorySchema.checkReadable(database)
+        guard version > 0 else { return nil }
+        return HistoryStore(path: path, database: database, version: version)
     }
 
     /// SQLite opens a file it cannot write read-only without a word: that is a problem here.
@@ -124,7 +129,7 @@ public final class HistoryStore {
     /// belongs to the later call.
     public func leftOpen(since: Double) throws -> [HistoryRow] {
         let statement = try database.prepare("""
-            SELECT \(HistorySchema.selectColumns) FROM calls \
+            SELECT \(HistorySchema.selectColumns(version)) FROM calls \
             WHERE (\(HistorySchema.liveCondition) OR (state = '\(HistoryRow.unknownState)' AND ended_at IS NULL)) \
             AND first_seen >= ?1 \
             AND id = (SELECT max(id) FROM calls AS later WHERE later.backend = calls.backend AND later.path = calls.path) \
@@ -168,9 +173,9 @@ public final class HistoryStore {
     /// transaction: exactly what was listed is marked, even while the daemon records new calls.
     public func listAndMarkSeen(_ query: HistoryQuery) throws -> (rows: [HistoryRow], marked: Int) {
         try database.transaction {
-            let rows = try HistoryReader.rows(query, in: database)
+            let rows = try HistoryReader.rows(query, in: database, version: version)
             let update = try database.prepare("UPDATE calls SET seen = 1 WHERE missed = 1 AND seen = 0 AND id IN ("
-                                              + query.selectIDs + ")")
+                                              + query.selectIDs(version) + ")")
             query.bind(to: update)
             try update.step()
             return (rows, database.changes)

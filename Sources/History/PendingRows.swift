@@ -19,6 +19,8 @@ struct PendingRows {
     private var continued: [String: HistoryRow] = [:]
     /// The ids of the rows that `continued` calls go on in.
     private var continuedRows: Set<String> = []
+    /// What screening did to each live call (`screened`), for its rows from then on.
+    private var screening: [String: String] = [:]
     private let schema = EventSchema()
 
     init(limit: Int) {
@@ -54,13 +56,37 @@ struct PendingRows {
         if let origin = continued[call.id] { PendingRows.merge(&row, into: origin) }
         row.multiparty = row.multiparty || earlier?.multiparty == true
         row.resumed = row.resumed || earlier?.resumed == true
+        row.screened = screening[call.id]
         let ended = call.state == .disconnected
         if ended {
             known.removeValue(forKey: call.id)
+            screening.removeValue(forKey: call.id)
             if let origin = continued.removeValue(forKey: call.id) { continuedRows.remove(origin.callID) }
         } else {
-            known[call.id] = KnownCall(print: print, multiparty: row.multiparty, resumed: row.resumed)
+            known[call.id] = KnownCall(print: print, multiparty: row.multiparty, resumed: row.resumed, row: row)
         }
+        return queue(row, ended: ended)
+    }
+
+    /// A call was screened (docs/screening.md): its row says what was done, from now on. A row
+    /// written already (a hang-up that failed a turn later) is queued again.
+    mutating func record(_ screened: ScreenedCall) -> Outcome {
+        let id = screened.call.id
+        let action = screened.action.rawValue
+        if let at = index[continued[id]?.callID ?? id] {
+            rows[at].screened = action
+            if var earlier = known[id] { earlier.row.screened = action; known[id] = earlier }
+            if rows[at].isLive { screening[id] = action }
+            return .queued
+        }
+        guard var earlier = known[id] else { return .unchanged }
+        screening[id] = action
+        earlier.row.screened = action
+        known[id] = earlier
+        return queue(earlier.row, ended: false)
+    }
+
+    private mutating func queue(_ row: HistoryRow, ended: Bool) -> Outcome {
         if let at = index[row.callID] {
             rows[at] = row
         } else if rows.count < limit {
@@ -90,6 +116,7 @@ struct PendingRows {
         if var known = known[id] {
             known.multiparty = rows[at].multiparty
             known.resumed = rows[at].resumed
+            known.row = rows[at]
             self.known[id] = known
         }
     }
@@ -126,6 +153,7 @@ struct PendingRows {
         known.removeAll()
         continued.removeAll()
         continuedRows.removeAll()
+        screening.removeAll()
     }
 }
 
@@ -158,4 +186,6 @@ private struct KnownCall {
     /// Sticky: the row says so once any event did.
     var multiparty: Bool
     var resumed: Bool
+    /// The row as last queued, to queue again with what screening did.
+    var row: HistoryRow
 }

@@ -203,6 +203,8 @@ public final class MonitorAPI: EventSink {
             sendEvent { schema.writeReady(time: time, liveCalls: liveCalls, into: &$0); return true }
         case .stats(let stats):
             sendEvent { schema.write(stats, liveCalls: liveCalls, into: &$0); return true }
+        case .screened(let screened, let time):
+            sendEvent { schema.write(screened, time: time, liveCalls: liveCalls, into: &$0); return true }
         case .hook:
             break
         }

@@ -1,5 +1,6 @@
 import CallMonitor
 import DBus
+import Pipeline
 
 /// The feedbackd events telwatch triggers (the Event naming spec's names, which themes use).
 enum FeedbackEvent: String {
@@ -41,6 +42,11 @@ final class FeedbackAction {
     private let service: SessionService
     /// The ringing calls by id, and whether each rings or waits (another call is live).
     private var ringing: [String: CallDetail] = [:]
+    /// Calls that would ring but screening holds back (silence, ignore, a reject being hung up),
+    /// kept so that one whose hang-up fails rings after all.
+    private var held: [String: CallDetail] = [:]
+    /// Screening's word on a call: nil when no rule spoke of it.
+    var screening: (String) -> ScreeningAction? = { _ in nil }
     private var ring: Ring?
     private var requests: UInt64 = 0
     /// A missed-call feedback is out: another missed call meanwhile adds nothing to hear.
@@ -82,21 +88,41 @@ final class FeedbackAction {
         switch event {
         case .transition(let call, _), .updated(let call):
             if call.state == .incoming, let detail = call.detail, detail == .ringing || detail == .waiting {
-                ringing[call.id] = detail
+                if screening(call.id)?.rings ?? true {
+                    ringing[call.id] = detail
+                } else {
+                    ringing.removeValue(forKey: call.id)
+                    held[call.id] = detail
+                }
             } else {
                 ringing.removeValue(forKey: call.id)
+                held.removeValue(forKey: call.id)
             }
             update()
         case .missed(let call):
             ringing.removeValue(forKey: call.id)
+            held.removeValue(forKey: call.id)
             update()
-            missed()
+            // A screened call was not missed by anyone: it makes no sound at all.
+            if screening(call.id)?.rings ?? true { missed() }
         case .idle:
             ringing.removeAll()
+            held.removeAll()
             update()
         case .busy, .announced, .withdrawn:
             break
         }
+    }
+
+    /// Screening decided about a live call after it began ringing (its number came late), or its
+    /// hang-up failed: it stops ringing, or rings after all.
+    func screened(_ id: String, rings: Bool) {
+        if rings {
+            if let detail = held.removeValue(forKey: id) { ringing[id] = detail }
+        } else if let detail = ringing.removeValue(forKey: id) {
+            held[id] = detail
+        }
+        update()
     }
 
     /// Rings no more (telwatch is stopping).

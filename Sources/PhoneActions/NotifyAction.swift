@@ -37,7 +37,11 @@ final class NotifyAction {
     func receive(_ event: TrackerEvent) {
         switch event {
         case .missed(let call):
-            notify(call)
+            switch screening(call.id) {
+            case .reject?, .ignore?: break
+            case .silence?: notify(call, quiet: true)
+            case .allow?, nil: notify(call, quiet: false)
+            }
         case .transition(let call, _) where call.state == .connected:
             guard Self.isIdentified(call.number), let index = shown.firstIndex(where: { ContactBook.sameNumber($0.number, call.number) }) else {
                 return
@@ -59,13 +63,18 @@ final class NotifyAction {
     /// A number that tells one caller from another (not unknown, not withheld).
     static func isIdentified(_ number: String) -> Bool { !number.isEmpty && number != "withheld" }
 
-    private func notify(_ call: CallSnapshot) {
+    /// Screening's word on a call: nil when no rule spoke of it.
+    var screening: (String) -> ScreeningAction? = { _ in nil }
+
+    /// `quiet`: a call screening silenced is noted without a sound and at low urgency.
+    private func notify(_ call: CallSnapshot, quiet: Bool) {
         guard waiting < Self.waitingLimit else {
             return service.failed("\(Self.waitingLimit) notifications are still unanswered; a missed call is not shown")
         }
         let number = call.number
         let replaces = Self.isIdentified(number) ? shown.first(where: { ContactBook.sameNumber($0.number, number) })?.id ?? 0 : 0
-        let hints: PropertyMap = ["category": Variant("call.missed"), "urgency": Variant(UInt8(1))]
+        var hints: PropertyMap = ["category": Variant("call.missed"), "urgency": Variant(UInt8(quiet ? 0 : 1))]
+        if quiet { hints["suppress-sound"] = Variant(true) }
         let arguments: [DBusValue] = [
             .string("telwatch"), .uint32(replaces), .string("call-missed-symbolic"),
             .string("Missed call"), .string(Self.body(call, name: contactName(number) ?? call.name)),

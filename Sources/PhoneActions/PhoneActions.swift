@@ -76,7 +76,16 @@ public final class PhoneActions: EventSink {
         }
     }
 
+    /// Screening's word on a call (the action the phone takes now): nil when no rule spoke of it.
+    public var screening: (String) -> ScreeningAction? = { _ in nil } {
+        didSet {
+            feedback?.screening = screening
+            notify?.screening = screening
+        }
+    }
+
     public func receive(_ event: PipelineEvent, liveCalls: Int) {
+        if case .screened(let screened, _) = event { feedback?.screened(screened.call.id, rings: screened.action.rings) }
         guard case .calls(let events, _) = event else { return }
         for event in events {
             feedback?.receive(event)

@@ -5,7 +5,8 @@ import Loop
 /// Runs the hooks of every call event (run hooks are the run manager's). A call's hooks run under
 /// its id as ordering key, so one call's hooks run in order while different calls' run side by
 /// side. Their environment: `TELWATCH_EVENT` (incoming, dialing, connected, disconnected, missed,
-/// updated) and the call's variables (`CallEnvironment`).
+/// updated, screened) and the call's variables (`CallEnvironment`); a `screened` hook also gets
+/// `TELWATCH_SCREENED` (the action) and `TELWATCH_SCREENING_RULE`.
 public final class CallHookSink: EventSink {
     private let hooks: HookRunner
     private let runs: TelManager?
@@ -20,7 +21,15 @@ public final class CallHookSink: EventSink {
     }
 
     public func receive(_ event: PipelineEvent, liveCalls: Int) {
-        guard case .calls(let events, _) = event, !isFinishing, hooks.mayHaveHooks else { return }
+        guard !isFinishing, hooks.mayHaveHooks else { return }
+        if case .screened(let screened, _) = event {
+            // Under the call's id: after the hooks of the event that made its number known.
+            return run("screened", screened.call, previous: screened.call.state, liveCalls: liveCalls, extra: [
+                ("TELWATCH_SCREENED", screened.action.rawValue),
+                ("TELWATCH_SCREENING_RULE", screened.decision.ruleText),
+            ])
+        }
+        guard case .calls(let events, _) = event else { return }
         // A `missed` tells the state the call was in before its `disconnected` of the same batch.
         var endedFrom: [String: CallState?] = [:]
         for event in events {
@@ -45,9 +54,10 @@ public final class CallHookSink: EventSink {
         hooks.whenIdle(done)
     }
 
-    private func run(_ event: String, _ call: CallSnapshot, previous: CallState?, liveCalls: Int) {
+    private func run(_ event: String, _ call: CallSnapshot, previous: CallState?, liveCalls: Int,
+                     extra: [(name: String, value: String)] = []) {
         hooks.run(event: event, key: call.id, variables: CallEnvironment.variables(
             of: call, previous: previous, liveCalls: liveCalls, runID: runs?.runID(heldBy: call.id),
-            contact: contacts?.name(for: call.number)))
+            contact: contacts?.name(for: call.number)) + extra)
     }
 }

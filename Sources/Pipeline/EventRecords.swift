@@ -26,6 +26,9 @@ extension EventSchema {
         case .stats(let stats):
             write(stats, liveCalls: liveCalls, into: &object)
             body(&object)
+        case .screened(let screened, let time):
+            write(screened, time: time, liveCalls: liveCalls, into: &object)
+            body(&object)
         case .hook:
             break
         }

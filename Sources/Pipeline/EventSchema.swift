@@ -133,6 +133,23 @@ public struct EventSchema {
         return true
     }
 
+    /// `screened`: the call, the rule that decided, what it did, and the hang-up (for a reject).
+    public func write<W: EventFieldWriter>(_ screened: ScreenedCall, time: Double, liveCalls: Int,
+                                          into writer: inout W) {
+        writer.add("event", "screened")
+        writer.add("time", time: time)
+        writer.add("call_id", screened.call.id)
+        writer.add("backend", screened.call.key.backend.rawValue)
+        writer.add("number", number(screened.call.number))
+        writer.add("action", screened.action.rawValue)
+        writer.add("decision", screened.decision.action.rawValue)
+        writer.add("rule", screened.decision.rule.rawValue)
+        writer.add("source", screened.decision.source)
+        writer.add("hangup", screened.hangup?.word)
+        if case .failed(let why)? = screened.hangup { writer.add("message", why) } else { writer.add("message", nil as String?) }
+        writer.add("live_calls", liveCalls)
+    }
+
     public func writeReady<W: EventFieldWriter>(time: Double, liveCalls: Int, into writer: inout W) {
         writer.add("event", "ready")
         writer.add("time", time: time)

@@ -6,6 +6,9 @@ public enum PipelineEvent {
     /// What one backend event did to the calls, in the tracker's order: a call's `disconnected`
     /// comes with its `missed` and the `idle` edge in one batch. `time` is when it was seen.
     case calls([TrackerEvent], time: Double)
+    /// Screening decided about a call (docs/screening.md): right after the events that made its
+    /// number known, before anything else happens to it; again if its hang-up failed.
+    case screened(ScreenedCall, time: Double)
     case run(RunEvent)
     case sleep(SleepEvent)
     case backend(BackendNotice, time: Double)

@@ -52,7 +52,7 @@ enum WatchArguments {
                 guard !options.runCommand.isEmpty else { throw UsageError("--run needs a command: --run -- CMD ARGS…") }
             case "--backend", "--bus", "--inhibit", "--hooks", "--lease", "--heartbeat", "--hook-timeout",
                  "--stop-grace", "--state-dir", "--resume-grace", "--history-keep", "--session-bus",
-                 "--contacts", "--api-bus",
+                 "--contacts", "--screening", "--api-bus",
                  "--mqtt", "--mqtt-topic", "--mqtt-credentials", "--mqtt-ca", "--mqtt-cert", "--mqtt-key":
                 try options.set(String(argument.dropFirst(2)), try cursor.value(for: argument))
             case "--while":

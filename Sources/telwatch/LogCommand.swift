@@ -23,6 +23,7 @@ enum LogCommand {
             switch argument {
             case "--missed": try cursor.noValue(for: argument); query.missedOnly = true
             case "--unseen": try cursor.noValue(for: argument); query.unseenOnly = true
+            case "--screened": try cursor.noValue(for: argument); query.screenedOnly = true
             case "--csv": try cursor.noValue(for: argument); csv = true
             case "--mark-seen": try cursor.noValue(for: argument); markSeen = true
             case "--since": query.since = try Parse.since(try cursor.value(for: argument), now: now)

@@ -43,6 +43,8 @@ struct WatchOptions {
     var whileCommands: [ScopedCommand] = []
     /// `--contacts FILE`: names for numbers.
     var contactsFile: String?
+    /// `--screening FILE`: the call screening rules (docs/screening.md).
+    var screeningFile: String?
     var runCommand: [String] = []
     /// A run that lives longer than this ends itself (seconds); nil = no lease.
     var lease: Double? = 4 * 3600
@@ -202,6 +204,7 @@ extension WatchOptions {
             }
             whileCommands.append(ScopedCommand(scope: known, arguments: try Parse.command(value, for: name)))
         case "contacts": contactsFile = try Parse.file(value, for: option)
+        case "screening": screeningFile = try Parse.file(value, for: option)
         case "run":
             runCommand = try CommandWords.split(value)
         case "lease": lease = value == "none" ? nil : try Parse.seconds(value, for: option)

@@ -29,6 +29,8 @@ final class WatchSession {
     private let hooks: HookRunner
     private var scopedCommands: ScopedCommandSink?
     private var mqtt: MQTTSink?
+    /// Call screening (`--screening`): decides before the pipeline sees a call's events.
+    private var screening: WatchScreening!
     /// Parses the options again (SIGHUP); nil when they cannot be read again.
     var reloadOptions: () throws -> WatchOptions? = { nil }
     private var monitor: CallMonitor!
@@ -86,8 +88,13 @@ final class WatchSession {
         let telManager = TelManager(runs: runs)
         pipeline.append(telManager)
         // After the runs (the lock is asked for first), before the hooks: a ring waits for no spawn.
+        var hangUp: (CallKey, @escaping (String?) -> Void) -> Void = { _, done in done("telwatch is not following the stacks") }
+        screening = WatchScreening(path: options.screeningFile, loop: loop, contacts: contacts,
+                                   localTime: WatchScreening.localTime, hangUp: { hangUp($0, $1) })
+        let screener = screening.screener
         if let actions = PhoneActions.start(settings: options.actions, loop: loop, contacts: contacts,
                                                 report: { warn($0) }) {
+            actions.screening = { [unowned screener] in screener.action(for: $0) }
             pipeline.append(actions)
         }
         // Before the call hooks: a ring starts, and stops, before any hook of its event is queued.
@@ -121,9 +128,21 @@ final class WatchSession {
         }
 
         let monitor = CallMonitor(connection: connection, backends: options.backend, onEvents: { [weak self] events in
-            self?.pipeline.send(.calls(events, time: wallClockNow()))
+            guard let self else { return }
+            let now = wallClockNow()
+            // Decided before the pipeline sees the events: no sink starts a ring the rules hold back.
+            let screened = screener.screen(events, now: now)
+            self.pipeline.send(.calls(screener.unmissed(events), time: now))
+            for decision in screened { self.pipeline.send(.screened(decision, time: now)) }
+            screener.delivered(events)
         }, onNotice: { [weak self] notice in self?.noticed(notice) })
         self.monitor = monitor
+        hangUp = { [unowned monitor] key, done in monitor.hangUp(key, done: done) }
+        screener.onHangupFailed = { [weak self] failed in
+            warn("screening: the stack did not hang up call \(failed.call.id.prefix(8)) (\(failed.decision.ruleText)): "
+                 + "\(failed.hangup?.failure ?? "?"); it rings")
+            self?.pipeline.send(.screened(failed, time: wallClockNow()))
+        }
         scoped.currentCalls = { [unowned monitor] in monitor.liveCalls }
         liveCalls = { [unowned monitor] in monitor.liveCallCount }
         hooks.onOutcome = { [weak self] outcome in self?.pipeline.send(.hook(outcome)) }
@@ -232,6 +251,7 @@ final class WatchSession {
         hooks.settings.commands = new.hookCommands
         hooks.settings.timeout = new.hookTimeout
         scopedCommands?.settings.commands = new.whileCommands
+        screening.follow(new.screeningFile)
         warnings.verbosity = new.verbosity
         stream.verbosity = new.verbosity
         stream.schema = EventSchema(redactNumbers: new.redactNumbers, contacts: stream.schema.contacts)

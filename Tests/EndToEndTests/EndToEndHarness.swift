@@ -64,7 +64,7 @@ final class EndToEndHarness {
     // MARK: telwatch
 
     /// The calls `telwatch log --json` lists, newest first, each as
-    /// `NUMBER STATE DIRECTION answered|unanswered [missed unseen] reason=R`.
+    /// `NUMBER STATE DIRECTION answered|unanswered [missed unseen] reason=R [screened=ACTION]`.
     func history(file: StaticString = #filePath, line: UInt = #line) throws -> [String] {
         let result = try fixture.run(StackUnderTest.telwatchCommand + ["log", "--json", "--state-dir",
                                                                        stateDirectory])
@@ -76,6 +76,7 @@ final class EndToEndHarness {
             if row["missed"] as? Bool == true { parts.append("missed") }
             if row["unseen"] as? Bool == true { parts.append("unseen") }
             parts.append("reason=" + (row["reason"] as? String ?? "-"))
+            if let screened = row["screened"] as? String { parts.append("screened=" + screened) }
             return parts.joined(separator: " ")
         }
     }
@@ -113,6 +114,17 @@ final class EndToEndHarness {
         }
         XCTAssertTrue(got == expected || got == alternative,
                       "telwatch's events \(got) are neither \(expected) nor \(alternative)", file: file, line: line)
+    }
+
+    /// The summaries up to and including the first that is `last` (bounded by `timeout`), for a
+    /// scenario whose lines the daemons' timing may order in more ways than `expect(_:or:)` lists.
+    func lines(through last: String, timeout: Double = 15) -> [String] {
+        var got: [String] = []
+        let deadline = monotonicNow() + timeout
+        while got.last != last, let summary = nextSummary(timeout: max(0, deadline - monotonicNow())) {
+            got.append(summary)
+        }
+        return got
     }
 
     /// Up to `count` summaries, stopping early at the first one `fits` refuses or at the deadline.
@@ -181,6 +193,11 @@ final class EndToEndHarness {
             parts.append("live=\(object["live_calls"] as? Int ?? -1)")
             parts += schemaProblems(object, state: state)
             return parts.joined(separator: " ")
+        case "screened":
+            // `screened LABEL ACTION rule=R hangup=H`: hangup `-` unless the rule rejected.
+            let id = text("call_id") ?? ""
+            return "screened \(labels[id] ?? "?") \(text("action") ?? "?") rule=\(text("rule") ?? "?") "
+                + "hangup=\(text("hangup") ?? "-")"
         case "run-started", "run-stopped":
             return "\(event) reason=\(text("reason") ?? "-")"
         case "lock-taken":

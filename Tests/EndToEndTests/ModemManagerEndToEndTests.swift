@@ -14,4 +14,5 @@ final class ModemManagerEndToEndTests: EndToEndTestCase {
     func testCallLiveBeforeTelwatchStartsIsInitial() throws { try callLiveBeforeTelwatchStartsIsInitial() }
     func testPhoneSessionRingsRoutesAudioAndNotifies() throws { try phoneSessionRingsRoutesAudioAndNotifies() }
     func testModemIdentityOnEveryLine() throws { try modemIdentityOnEveryLine() }
+    func testScreeningHangsUpABlockedCallerAtTheStack() throws { try screeningHangsUpABlockedCallerAtTheStack() }
 }

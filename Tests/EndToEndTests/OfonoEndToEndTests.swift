@@ -16,4 +16,5 @@ final class OfonoEndToEndTests: EndToEndTestCase {
     func testCallLiveBeforeTelwatchStartsIsInitial() throws { try callLiveBeforeTelwatchStartsIsInitial() }
     func testPhoneSessionRingsRoutesAudioAndNotifies() throws { try phoneSessionRingsRoutesAudioAndNotifies() }
     func testModemIdentityOnEveryLine() throws { try modemIdentityOnEveryLine() }
+    func testScreeningHangsUpABlockedCallerAtTheStack() throws { try screeningHangsUpABlockedCallerAtTheStack() }
 }

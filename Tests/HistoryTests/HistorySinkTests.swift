@@ -59,6 +59,28 @@ final class HistorySinkTests: HistoryTestCase {
         XCTAssertEqual(try rows(HistoryQuery(unseenOnly: true)).count, 2)
     }
 
+    /// What screening did is on the call's row: said in the turn it rang, or a turn later (a
+    /// hang-up that failed), and kept through its end.
+    func testAScreenedCallsRowSaysWhatScreeningDid() throws {
+        startSink()
+        ring(1, "+19005550100")
+        let call = try XCTUnwrap(tracker.liveCalls.first)
+        let decision = ScreeningDecision(action: .reject, rule: .block)
+        sink?.receive(.screened(ScreenedCall(call: call, decision: decision, hangup: .requested), time: now), liveCalls: 1)
+        turn()
+        XCTAssertEqual(try rows().map(\.screened), ["reject"])
+        sink?.receive(.screened(ScreenedCall(call: call, decision: decision, hangup: .failed("no")), time: now),
+                      liveCalls: 1)
+        turn()
+        XCTAssertEqual(try rows().map(\.screened), ["allow"], "the hang-up failed: it rang")
+        now += 5
+        end(1)
+        ring(2, "+15550002")
+        turn()
+        XCTAssertEqual(try rows().map(\.screened), [nil, "allow"])
+        XCTAssertEqual(try rows(HistoryQuery(screenedOnly: true)), [])
+    }
+
     func testEachTurnIsOneTransactionAndOnlyChangesAreWritten() throws {
         startSink()
         let observer = try openDatabase()
@@ -310,7 +332,7 @@ final class HistorySinkTests: HistoryTestCase {
         startSink()
         ring(1, "+15550001")
         turn()
-        XCTAssertEqual(reports, ["history: \(path) was written by a newer telwatch (schema 7; this one knows 1); calls are "
+        XCTAssertEqual(reports, ["history: \(path) was written by a newer telwatch (schema 7; this one knows 2); calls are "
                                  + "not recorded until telwatch starts again; fix: run the telwatch that wrote it, or move "
                                  + "it away with its WAL to start a new history"])
         XCTAssertTrue(Files.bytes(path) == before, "the newer telwatch's file is not touched")

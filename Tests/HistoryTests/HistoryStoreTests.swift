@@ -43,15 +43,52 @@ final class HistoryStoreTests: HistoryTestCase {
         try Files.write(path, "")
         XCTAssertEqual(try XCTUnwrap(HistoryReader(path: path)).calls(HistoryQuery()), [], "nothing to read yet")
         _ = try HistoryStore.openForDaemon(path: path, busyTimeout: 0.05)
-        XCTAssertEqual(try openDatabase().integer(pragma: "user_version"), 1)
+        XCTAssertEqual(try openDatabase().integer(pragma: "user_version"), 2)
 
-        try openDatabase().execute("PRAGMA user_version = 2")
+        try openDatabase().execute("PRAGMA user_version = 3")
         XCTAssertThrowsError(try HistoryStore.openForDaemon(path: path, busyTimeout: 0.05)) { error in
-            XCTAssertEqual(error as? HistoryProblem, .newerSchema(2, known: 1))
+            XCTAssertEqual(error as? HistoryProblem, .newerSchema(3, known: 2))
         }
         XCTAssertThrowsError(try HistoryReader(path: path)) { error in
-            XCTAssertEqual(error as? HistoryProblem, .newerSchema(2, known: 1))
+            XCTAssertEqual(error as? HistoryProblem, .newerSchema(3, known: 2))
         }
+    }
+
+    /// A file an earlier telwatch made (version 1, before call screening): `telwatch log` reads it
+    /// as it is, a command marks its calls seen without migrating it, and the daemon upgrades it
+    /// in place, every row kept.
+    func testAVersion1FileIsReadAsItIsAndUpgradedInPlace() throws {
+        let old = try SQLiteDatabase(path: path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        try old.execute(HistorySchema.migrations[0] + "PRAGMA user_version = 1;")
+        try old.execute("""
+            INSERT INTO calls (call_id, backend, modem, path, state, direction, number, name, reason, multiparty, \
+            initial, resumed, missed, first_seen, ended_at, duration) VALUES ('old', 'modemmanager', '/m', '/c', \
+            'disconnected', 'incoming', '+15550001', '', 'unknown', 0, 0, 0, 1, \(now - 100), \(now - 90), 10)
+            """)
+        old.close()
+        XCTAssertEqual(try rows().map(\.callID), ["old"])
+        XCTAssertNil(try rows().first?.screened)
+        XCTAssertEqual(try rows(HistoryQuery(screenedOnly: true)), [], "no call was screened before screening")
+        let command = try XCTUnwrap(HistoryStore.openExisting(path: path, busyTimeout: 0.05))
+        XCTAssertEqual(try command.listAndMarkSeen(HistoryQuery(missedOnly: true)).marked, 1)
+        command.close()
+        XCTAssertEqual(try openDatabase().integer(pragma: "user_version"), 1, "a command never migrates")
+
+        let store = try HistoryStore.openForDaemon(path: path, busyTimeout: 0.05)
+        XCTAssertEqual(try openDatabase().integer(pragma: "user_version"), HistorySchema.version)
+        var rejected = row("new", number: "+19005550100", at: now)
+        rejected.screened = "reject"
+        var allowed = row("allowed", number: "+19005550111", at: now - 10, missed: true)
+        allowed.screened = "allow"
+        try store.write([rejected, allowed])
+        store.close()
+        let all = try rows()
+        XCTAssertEqual(all.map(\.callID), ["new", "allowed", "old"])
+        XCTAssertEqual(all.map(\.screened), ["reject", "allow", nil])
+        XCTAssertEqual(all.last?.missed, true, "the old row is kept as it was")
+        XCTAssertEqual(all.last?.unseen, false)
+        XCTAssertEqual(try rows(HistoryQuery(screenedOnly: true)).map(\.callID), ["new"], "held back: not allowed")
+        XCTAssertEqual(try integrityCheck(), "ok")
     }
 
     func testQueriesSelectNewestFirstAndTakeNumbersLiterally() throws {

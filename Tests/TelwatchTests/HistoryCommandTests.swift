@@ -140,7 +140,7 @@ final class HistoryCommandTests: CommandTestCase {
         for row in rows {
             XCTAssertEqual(Array(row.keys).sorted(), WatchCommandTests.schema.filter {
                 !["event", "time", "previous", "detail", "live_calls"].contains($0)
-            }.appending(["resumed", "unseen"]).sorted(), "the event stream's keys, and unseen")
+            }.appending(["resumed", "unseen", "screened"]).sorted(), "the event stream's keys, unseen and screened")
             XCTAssertNotNil(UUID(uuidString: row["call_id"] as? String ?? ""))
         }
         stop(watch)
@@ -385,7 +385,7 @@ final class HistoryCommandTests: CommandTestCase {
             ("damaged page", broken, "is damaged (", "fix: move it away with its WAL (mv \(historyPath) \(historyPath).broken; "
              + "mv \(historyPath)-wal \(historyPath).broken-wal, if there is one)"),
             ("not a database", garbage, "is damaged (file is not a database)", "fix: move it away"),
-            ("newer schema", nil, "was written by a newer telwatch (schema 9; this one knows 1)",
+            ("newer schema", nil, "was written by a newer telwatch (schema 9; this one knows 2)",
              "fix: run the telwatch that wrote it, or move it away"),
         ]
         for (name, bytes, expect, fix) in cases {

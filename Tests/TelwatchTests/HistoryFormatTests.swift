@@ -75,11 +75,11 @@ final class HistoryFormatTests: UTCTestCase {
         var record = CSVRecord()
         row(number: "=HYPERLINK(\"x\")", name: "a,b").write(into: &record)
         XCTAssertEqual(record.keys, ["call_id", "backend", "modem", "path", "state", "direction", "number", "name", "reason",
-                                     "multiparty", "initial", "resumed", "missed", "unseen", "first_seen", "connected_at",
-                                     "ended_at", "duration"])
+                                     "multiparty", "initial", "resumed", "missed", "unseen", "screened", "first_seen",
+                                     "connected_at", "ended_at", "duration"])
         XCTAssertEqual(record.line, "8758f479-318c-412c-8eef-94e245ed8d9f,modemmanager,/org/freedesktop/ModemManager1/Modem/0,"
                        + "/org/freedesktop/ModemManager1/Call/3,disconnected,incoming,\"'=HYPERLINK(\"\"x\"\")\",\"a,b\","
-                       + "terminated,false,false,false,false,false,2026-11-29T14:18:45.402Z,2026-11-29T14:18:55.402Z,"
+                       + "terminated,false,false,false,false,false,,2026-11-29T14:18:45.402Z,2026-11-29T14:18:55.402Z,"
                        + "2026-11-29T14:20:45.402Z,65.000\r\n")
     }
 
@@ -89,7 +89,7 @@ final class HistoryFormatTests: UTCTestCase {
         XCTAssertEqual(object.line, "{\"call_id\":\"8758f479-318c-412c-8eef-94e245ed8d9f\",\"backend\":\"modemmanager\","
                        + "\"modem\":\"/org/freedesktop/ModemManager1/Modem/0\",\"path\":\"/org/freedesktop/ModemManager1/Call/3\","
                        + "\"state\":\"unknown\",\"direction\":\"incoming\",\"number\":\"+15551230001\",\"name\":\"\",\"reason\":null,"
-                       + "\"multiparty\":false,\"initial\":false,\"resumed\":false,\"missed\":false,\"unseen\":false,"
+                       + "\"multiparty\":false,\"initial\":false,\"resumed\":false,\"missed\":false,\"unseen\":false,\"screened\":null,"
                        + "\"first_seen\":\"2026-11-29T14:18:45.402Z\",\"connected_at\":\"2026-11-29T14:18:55.402Z\","
                        + "\"ended_at\":null,\"duration\":null}")
     }

@@ -153,7 +153,7 @@ final class ReferenceTests: XCTestCase {
     /// A value for each setting that differs from its default, so a reload can be tried with it.
     static let samples: [String: String] = [
         "backend": "ofono", "bus": "session", "json": "true", "inhibit": "none", "hooks": "/h",
-        "hook.EVENT": "logger missed", "hook-timeout": "5s", "while.SCOPE": "sleep 1", "contacts": "/c.vcf",
+        "hook.EVENT": "logger missed", "hook-timeout": "5s", "while.SCOPE": "sleep 1", "contacts": "/c.vcf", "screening": "/s.conf",
         "run": "sleep 1", "stop-grace": "1", "lease": "1h", "heartbeat": "1m", "wakelock": "true",
         "sleep-delay-lock": "true", "resume-grace": "10s", "state-dir": "/s", "history": "false",
         "history-keep": "30d", "feedback": "true", "call-audio": "true", "notify": "true",

@@ -31,6 +31,22 @@ struct CallEventFormat {
         return fields.joined(separator: " ")
     }
 
+    /// `14:03:12.345 screened     3f2a1c9e reject   in  +19005550100     rule=block (FILE:3) hangup=requested`
+    func text(_ screened: ScreenedCall, time: Double) -> String {
+        var fields = [
+            Timestamp.localClock(time),
+            "screened".padded(to: 12),
+            String(screened.call.id.prefix(8)),
+            screened.action.rawValue.padded(to: 8),
+            CallEventFormat.direction(screened.call.direction).padded(to: 3),
+            TerminalText.field(schema.number(screened.call.number)).padded(to: 16),
+            "rule=" + TerminalText.field(screened.decision.ruleText),
+        ]
+        if let hangup = screened.hangup { fields.append("hangup=" + hangup.word) }
+        if case .failed(let why)? = screened.hangup { fields.append("(" + TerminalText.field(why) + ")") }
+        return fields.joined(separator: " ")
+    }
+
     static func direction(_ direction: CallDirection) -> String {
         switch direction {
         case .incoming: return "in"

@@ -23,6 +23,7 @@ struct HistoryFormat {
         if !row.name.isEmpty { line += " name=" + TerminalText.field(row.name) }
         if let reason = row.reason, !row.isLive { line += " reason=" + TerminalText.field(reason) }
         if row.unseen { line += " unseen" }
+        if let screened = row.screened { line += " screened=" + TerminalText.field(screened) }
         if row.multiparty { line += " multiparty" }
         if row.initial { line += " (live at start)" }
         if row.resumed { line += " (learned on resume)" }
@@ -35,6 +36,9 @@ struct HistoryFormat {
         if row.state == HistoryRow.unknownState { return "unknown" }
         if row.connectedAt != nil { return "answered" }
         if row.missed { return "missed" }
+        // Screening ended it, or kept it quiet until the caller gave up (docs/screening.md).
+        if row.screened == "reject" { return "rejected" }
+        if row.screened == "ignore" { return "ignored" }
         return row.direction == "outgoing" ? "unanswered" : "ended"
     }
 

@@ -33,6 +33,8 @@ final class OutputSink: EventSink, LoopHook {
             for call in events {
                 if let line = callFormat.text(call, time: time, liveCalls: liveCalls) { write(line) }
             }
+        case .screened(let screened, let time):
+            write(callFormat.text(screened, time: time))
         case .run(let run):
             if shows(byDefault: ServiceEventFormat.isShownByDefault(run)) { write(ServiceEventFormat.text(run)) }
         case .sleep(let sleep):

@@ -66,6 +66,8 @@ enum ManualFacts {
         ("TELWATCH_NUMBER", "the number, as the stack gives it: hostile text, never pass it to a shell"),
         ("TELWATCH_NAME", "the name the stack gives"),
         ("TELWATCH_CONTACT", "the name from --contacts (empty for none)"),
+        ("TELWATCH_SCREENED", "screened hooks: what screening does to the call: reject, silence, ignore or allow"),
+        ("TELWATCH_SCREENING_RULE", "screened hooks: the rule that decided, with its file and line"),
         ("TELWATCH_REASON", "why the call is in its state, where the stack says"),
         ("TELWATCH_BACKEND", "modemmanager or ofono"),
         ("TELWATCH_MODEM", "the modem's object path"),

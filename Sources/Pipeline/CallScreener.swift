@@ -1,0 +1,178 @@
+import CallMonitor
+import Loop
+
+/// How a screened call's hang-up went.
+public enum HangupOutcome: Equatable, Sendable {
+    /// `Hangup` was sent to the stack.
+    case requested
+    /// The stack (or polkit) refused it: the call rings after all.
+    case failed(String)
+
+    /// Why the hang-up failed, or nil.
+    public var failure: String? {
+        if case .failed(let why) = self { return why }
+        return nil
+    }
+
+    public var word: String {
+        switch self {
+        case .requested: return "requested"
+        case .failed: return "failed"
+        }
+    }
+}
+
+/// A screening decision about one call, as the pipeline carries it (`screened`).
+public struct ScreenedCall: Equatable, Sendable {
+    public var call: CallSnapshot
+    public var decision: ScreeningDecision
+    /// nil unless the action is `reject`.
+    public var hangup: HangupOutcome?
+
+    public init(call: CallSnapshot, decision: ScreeningDecision, hangup: HangupOutcome? = nil) {
+        self.call = call
+        self.decision = decision
+        self.hangup = hangup
+    }
+
+    /// What the phone does now: a reject whose hang-up failed rings.
+    public var action: ScreeningAction {
+        if case .failed? = hangup { return .allow }
+        return decision.action
+    }
+}
+
+/// Applies the rules to the calls as they come, before the pipeline sees them (so that no sink
+/// starts a ring for a call the rules hold back): once per incoming call, when its number is first
+/// known. It remembers who called and whom this phone called (the exceptions), and when an
+/// emergency number was dialled. It hangs up through `hangUp` (the backends' non-blocking
+/// method calls) and never waits for the answer.
+public final class CallScreener {
+    /// nil: screening is off (no rules, or a rules file that could not be read: fail open).
+    public var rules: ScreeningRules?
+    /// Emergency numbers the stacks listed, beyond `EmergencyNumbers.common`.
+    public var stackEmergencyNumbers: Set<String> = []
+    private let contacts: ContactDirectory?
+    private let hangUp: (CallKey, @escaping (String?) -> Void) -> Void
+    private let localTime: (Double) -> LocalTime
+    /// Decisions of the calls live now, by call id.
+    private var decided: [String: ScreenedCall] = [:]
+    /// Calls seen, newest last: (number, direction, first seen). Bounded.
+    private var recent: [(number: String, direction: CallDirection, time: Double)] = []
+    private var lastEmergency: Double?
+    /// A hang-up failed: the call's new decision, to be sent into the pipeline.
+    public var onHangupFailed: ((ScreenedCall) -> Void)?
+    static let recentLimit = 4096
+
+    /// `hangUp(key, done)`: `done(nil)` once the stack hung up, `done(why)` if it did not.
+    public init(contacts: ContactDirectory?, localTime: @escaping (Double) -> LocalTime,
+                hangUp: @escaping (CallKey, @escaping (String?) -> Void) -> Void) {
+        self.contacts = contacts
+        self.localTime = localTime
+        self.hangUp = hangUp
+    }
+
+    /// What the phone does for the call with `id`: nil when no rule has spoken of it.
+    public func action(for id: String) -> ScreeningAction? { decided[id]?.action }
+
+    public func decision(for id: String) -> ScreenedCall? { decided[id] }
+
+    /// Decides the calls of `events` whose number is now known, at `now`; the decisions are to be
+    /// sent after the events themselves.
+    public func screen(_ events: [TrackerEvent], now: Double) -> [ScreenedCall] {
+        var made: [ScreenedCall] = []
+        for event in events {
+            switch event {
+            case .transition(let call, let previous):
+                if previous == nil { remember(call) }
+                if let done = screen(call, now: now) { made.append(done) }
+            case .updated(let call):
+                if call.direction == .outgoing || !call.number.isEmpty { remember(call) }
+                if let done = screen(call, now: now) { made.append(done) }
+            default:
+                break
+            }
+        }
+        return made
+    }
+
+    /// `events` as the pipeline is to see them: a call the rules rejected or ignored (and that
+    /// stayed so: a reject whose hang-up failed rang) is no missed call, so its end carries no
+    /// `missed` and no `missed` event follows it (docs/screening.md). A silenced call is missed.
+    public func unmissed(_ events: [TrackerEvent]) -> [TrackerEvent] {
+        guard !decided.isEmpty else { return events }
+        return events.compactMap { event in
+            switch event {
+            case .transition(var call, let previous) where call.missed && decided[call.id]?.action.countsAsMissed == false:
+                call.missed = false
+                return .transition(call, previous: previous)
+            case .missed(let call) where decided[call.id]?.action.countsAsMissed == false:
+                return nil
+            default:
+                return event
+            }
+        }
+    }
+
+    /// Forgets the calls that ended in `events`, once every sink has seen them.
+    public func delivered(_ events: [TrackerEvent]) {
+        for event in events {
+            if case .transition(let call, _) = event, call.state == .disconnected { decided.removeValue(forKey: call.id) }
+        }
+    }
+
+    private var remembered: Set<String> = []
+
+    private func remember(_ call: CallSnapshot) {
+        guard !call.number.isEmpty, !call.initial, !remembered.contains(call.id) else { return }
+        remembered.insert(call.id)
+        if remembered.count > CallScreener.recentLimit { remembered.removeAll() }
+        if call.direction == .outgoing,
+           EmergencyNumbers.contains(call.number, extra: stackEmergencyNumbers) {
+            lastEmergency = max(lastEmergency ?? call.firstSeen, call.firstSeen)
+        }
+        recent.append((call.number, call.direction, call.firstSeen))
+        if recent.count > CallScreener.recentLimit { recent.removeFirst(recent.count - CallScreener.recentLimit / 2) }
+    }
+
+    private var screenedIDs: Set<String> = []
+
+    private func screen(_ call: CallSnapshot, now: Double) -> ScreenedCall? {
+        guard let rules, call.direction == .incoming, call.state == .incoming, !call.number.isEmpty,
+              !call.initial, decided[call.id] == nil, !screenedIDs.contains(call.id) else { return nil }
+        screenedIDs.insert(call.id)
+        if screenedIDs.count > CallScreener.recentLimit { screenedIDs = [call.id] }
+        var facts = ScreeningFacts(isContact: contacts?.name(for: call.number) != nil, lastEmergency: lastEmergency)
+        for earlier in recent.reversed() where ContactBook.sameNumber(earlier.number, call.number) {
+            if earlier.direction == .incoming, earlier.time < call.firstSeen, facts.lastIncoming == nil {
+                facts.lastIncoming = earlier.time
+            } else if earlier.direction == .outgoing, facts.lastOutgoing == nil {
+                facts.lastOutgoing = earlier.time
+            }
+            if facts.lastIncoming != nil && facts.lastOutgoing != nil { break }
+        }
+        guard let decision = rules.decide(number: call.number, facts: facts, now: now, local: localTime(now)) else {
+            return nil
+        }
+        let screened = ScreenedCall(call: call, decision: decision, hangup: decision.action == .reject ? .requested : nil)
+        decided[call.id] = screened
+        if decision.action == .reject {
+            let id = call.id
+            hangUp(call.key) { [weak self] why in
+                guard let self, let why, var failed = self.decided[id] else { return }
+                failed.hangup = .failed(why)
+                self.decided[id] = failed
+                self.onHangupFailed?(failed)
+            }
+        }
+        return screened
+    }
+
+    /// Calls seen before (from the history), oldest first, so the exceptions know them after a restart.
+    public func seed(_ calls: [(number: String, direction: CallDirection, time: Double)]) {
+        recent = Array(calls.suffix(CallScreener.recentLimit / 2)) + recent
+        for call in calls where call.direction == .outgoing && EmergencyNumbers.contains(call.number) {
+            lastEmergency = max(lastEmergency ?? call.time, call.time)
+        }
+    }
+}

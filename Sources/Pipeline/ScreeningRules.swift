@@ -1,0 +1,389 @@
+/// What screening does to an incoming call (docs/screening.md).
+public enum ScreeningAction: String, Sendable, CaseIterable {
+    /// Hung up at the stack; it never rings.
+    case reject
+    /// It does not ring; a missed-call notification is quiet.
+    case silence
+    /// It does not ring and nothing is notified: only the event stream and the history know.
+    case ignore
+    /// It rings as any call does.
+    case allow
+
+    /// Whether the phone rings for a call so screened.
+    public var rings: Bool { self == .allow }
+    /// Whether an unanswered call so screened is a missed call: a rejected or ignored one is not
+    /// (docs/screening.md); a silenced one is, quietly.
+    public var countsAsMissed: Bool { self == .allow || self == .silence }
+}
+
+/// Which rule decided, in the order they are tried (docs/screening.md, "Precedence").
+public enum ScreeningRuleKind: String, Sendable, CaseIterable {
+    /// An outgoing emergency call within the last hour: no rule acts.
+    case emergency
+    /// An `allow` number or `allow-list` entry.
+    case allow
+    /// A contact (`except contacts`).
+    case contact
+    /// A `block` number or `block-list` entry.
+    case block
+    /// The same number called within `except repeat`'s window.
+    case repeatCaller = "repeat"
+    /// A number called from this phone within `except called`'s window.
+    case called
+    /// The caller's number is withheld.
+    case withheld
+    /// The caller is not in the contacts.
+    case unknown
+    /// A quiet-hours window.
+    case quiet
+}
+
+/// The decision about one call: what is done, and which rule said so (with the rule's place in
+/// its file, where it has one).
+public struct ScreeningDecision: Sendable, Equatable {
+    public var action: ScreeningAction
+    public var rule: ScreeningRuleKind
+    /// `FILE:LINE` of the rule, or the list file the number was found in.
+    public var source: String?
+
+    public init(action: ScreeningAction, rule: ScreeningRuleKind, source: String? = nil) {
+        self.action = action
+        self.rule = rule
+        self.source = source
+    }
+
+    /// `block (rules.conf:3)`: the rule as events and hooks show it.
+    public var ruleText: String { source.map { "\(rule.rawValue) (\($0))" } ?? rule.rawValue }
+}
+
+/// Numbers and prefixes (`+1900*`) with the contact book's matching rule for whole numbers.
+public struct NumberList: Sendable {
+    /// Whole numbers, each named by where it was read.
+    private var exact = ContactBook()
+    /// Prefixes in canonical form (`+` and digits, `00` read as `+`), with where each was read.
+    private var prefixes: [(prefix: [UInt8], source: String)] = []
+
+    public init() {}
+
+    public var count: Int { exact.count + prefixes.count }
+    public var isEmpty: Bool { count == 0 }
+
+    mutating func reserve(_ entries: Int) { exact.reserve(entries) }
+
+    /// Adds an entry already checked by `ScreeningRules.entry`: digits with an optional `*`.
+    mutating func add(_ entry: [UInt8], source: String) {
+        if entry.last == UInt8(ascii: "*") {
+            prefixes.append((NumberList.canonical(entry.dropLast()), source))
+        } else {
+            exact.add(digits: ContactBook.digits(of: entry), name: source)
+        }
+    }
+
+    /// Where `number` is listed, or nil.
+    public func source(of number: String) -> String? {
+        if let source = exact.name(for: number) { return source }
+        guard !prefixes.isEmpty else { return nil }
+        let canonical = NumberList.canonical(number.utf8)
+        for entry in prefixes where canonical.starts(with: entry.prefix) { return entry.source }
+        return nil
+    }
+
+    /// `+` and digits only, a leading international `00` written `+`: prefixes compare the number
+    /// as dialled, so `+1900*` matches `+1 900 …` and `001900…`, not a national form.
+    static func canonical<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> [UInt8] {
+        var out: [UInt8] = []
+        for byte in bytes {
+            if byte >= 0x30 && byte <= 0x39 { out.append(byte) } else if byte == UInt8(ascii: "+") && out.isEmpty {
+                out.append(byte)
+            }
+        }
+        if out.count >= 2 && out[0] == UInt8(ascii: "0") && out[1] == UInt8(ascii: "0") {
+            out.replaceSubrange(0..<2, with: [UInt8(ascii: "+")])
+        }
+        return out
+    }
+}
+
+/// A daily window of quiet hours on some weekdays.
+public struct QuietHours: Sendable, Equatable {
+    /// Minutes after midnight, local time; `end` before `start` runs past midnight.
+    public var start: Int
+    public var end: Int
+    /// Weekdays the window starts on: 0 Sunday … 6 Saturday.
+    public var days: Set<Int>
+    public var action: ScreeningAction
+    public var source: String
+
+    /// Whether `time` falls in the window (a window past midnight belongs to the day it began).
+    public func contains(_ time: LocalTime) -> Bool {
+        if start <= end {
+            return days.contains(time.weekday) && time.minute >= start && time.minute < end
+        }
+        if time.minute >= start { return days.contains(time.weekday) }
+        return time.minute < end && days.contains((time.weekday + 6) % 7)
+    }
+}
+
+/// A moment on the local wall clock, as quiet hours read it (the caller converts: the decision
+/// stays pure).
+public struct LocalTime: Sendable, Equatable {
+    /// 0 Sunday … 6 Saturday.
+    public var weekday: Int
+    /// Minutes after midnight.
+    public var minute: Int
+
+    public init(weekday: Int, minute: Int) {
+        self.weekday = weekday
+        self.minute = minute
+    }
+}
+
+/// The screening rules of one rules file and the list files it names (docs/screening.md).
+public struct ScreeningRules: Sendable {
+    public var allowed = NumberList()
+    public var blocked: [ScreeningAction: NumberList] = [:]
+    /// Where each block action was first given, for the rule's source when a list has several.
+    public var withheld: (action: ScreeningAction, source: String)?
+    public var unknown: (action: ScreeningAction, source: String)?
+    public var quiet: [QuietHours] = []
+    public var exceptContacts = false
+    /// Seconds: a number that called within this long before rings through.
+    public var repeatWindow: Double?
+    /// Seconds: a number called from this phone within this long rings through.
+    public var calledWindow: Double?
+
+    public init() {}
+
+    /// Numbers in all the lists.
+    public var numberCount: Int { allowed.count + blocked.values.reduce(0) { $0 + $1.count } }
+}
+
+/// What is wrong with a rules or list file: the file, the line, and why.
+public struct ScreeningFileError: Error, Equatable, CustomStringConvertible {
+    public var file: String
+    public var line: Int?
+    public var reason: String
+
+    public init(file: String, line: Int? = nil, _ reason: String) {
+        self.file = file
+        self.line = line
+        self.reason = reason
+    }
+
+    public var description: String { file + (line.map { ":\($0)" } ?? "") + ": " + reason }
+}
+
+extension ScreeningRules {
+    /// The longest entry a list line may hold: a number has at most 15 digits (E.164), with room
+    /// for separators; anything longer is not a number.
+    public static let longestEntry = 64
+    /// The largest list file read (a million numbers fit).
+    public static let listSizeLimit = 32 << 20
+
+    /// Parses a rules file. `path` names it in errors and sources; list files are read with
+    /// `readFile`, relative paths from the rules file's directory.
+    public static func parse(_ bytes: [UInt8], path: String,
+                             readFile: (String) throws -> [UInt8]) throws(ScreeningFileError) -> ScreeningRules {
+        var rules = ScreeningRules()
+        let lines = splitLines(bytes)
+        for (index, raw) in lines.enumerated() {
+            let number = index + 1
+            let source = "\(path):\(number)"
+            func fail(_ reason: String) -> ScreeningFileError { ScreeningFileError(file: path, line: number, reason) }
+            if let problem = hostile(raw, limit: 4096) { throw fail(problem) }
+            let text = String(decoding: raw, as: UTF8.self)
+            let content = text.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            var words = content.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+            guard !words.isEmpty else { continue }
+            let keyword = words.removeFirst()
+            switch keyword {
+            case "block", "allow":
+                var action = ScreeningAction.reject
+                if keyword == "block", let first = words.first, let given = ScreeningAction(rawValue: first) {
+                    guard given != .allow else { throw fail("a block rule's action is reject, silence or ignore") }
+                    action = given
+                    words.removeFirst()
+                }
+                guard !words.isEmpty else { throw fail("\(keyword) needs at least one number or prefix (+1900*)") }
+                for word in words {
+                    guard let entry = entry(Array(word.utf8)) else {
+                        throw fail("\(quoted(word)) is not a number or a prefix (digits, then * for a prefix)")
+                    }
+                    if keyword == "allow" { rules.allowed.add(entry, source: source) } else {
+                        rules.blocked[action, default: NumberList()].add(entry, source: source)
+                    }
+                }
+            case "block-list", "allow-list":
+                var action = ScreeningAction.reject
+                if keyword == "block-list", words.count == 2, let given = ScreeningAction(rawValue: words[0]), given != .allow {
+                    action = given
+                    words.removeFirst()
+                }
+                guard words.count == 1 else { throw fail("\(keyword) takes one file (block-list [ACTION] FILE)") }
+                let listPath = resolve(words[0], from: path)
+                let listBytes: [UInt8]
+                do { listBytes = try readFile(listPath) } catch {
+                    throw fail("cannot read the list \(listPath): \(error)")
+                }
+                if keyword == "allow-list" {
+                    try readList(listBytes, path: listPath, into: &rules.allowed)
+                } else {
+                    try readList(listBytes, path: listPath, into: &rules.blocked[action, default: NumberList()])
+                }
+            case "withheld", "unknown":
+                guard words.count == 1, let action = ScreeningAction(rawValue: words[0]) else {
+                    throw fail("\(keyword) takes one action: reject, silence, ignore or allow")
+                }
+                if keyword == "withheld" { rules.withheld = (action, source) } else { rules.unknown = (action, source) }
+            case "quiet":
+                rules.quiet.append(try quietHours(words, source: source, fail: fail))
+            case "except":
+                switch words.first {
+                case "contacts" where words.count == 1: rules.exceptContacts = true
+                case "repeat" where words.count == 2:
+                    guard let minutes = count(words[1], unit: "m"), minutes > 0 else {
+                        throw fail("except repeat takes minutes, such as 15m")
+                    }
+                    rules.repeatWindow = Double(minutes) * 60
+                case "called" where words.count == 2:
+                    guard let days = count(words[1], unit: "d"), days > 0 else {
+                        throw fail("except called takes days, such as 30d")
+                    }
+                    rules.calledWindow = Double(days) * 86_400
+                default:
+                    throw fail("except takes contacts, repeat MINUTESm or called DAYSd")
+                }
+            default:
+                throw fail("unknown rule \(quoted(keyword)) (block, allow, block-list, allow-list, withheld, "
+                           + "unknown, quiet, except)")
+            }
+        }
+        return rules
+    }
+
+    /// A list file: one number or prefix a line, `#` comments; a line that is not one (control
+    /// characters, too long, not digits) refuses the whole file with its line number.
+    static func readList(_ bytes: [UInt8], path: String, into list: inout NumberList) throws(ScreeningFileError) {
+        let lines = splitLines(bytes)
+        list.reserve(lines.count)
+        for (index, raw) in lines.enumerated() {
+            func fail(_ reason: String) -> ScreeningFileError { ScreeningFileError(file: path, line: index + 1, reason) }
+            if let problem = hostile(raw, limit: longestEntry) { throw fail(problem) }
+            let line = trimmed(raw)
+            if line.isEmpty || line.first == UInt8(ascii: "#") { continue }
+            guard let entry = entry(Array(line)) else {
+                throw fail("not a number or a prefix (digits, then * for a prefix)")
+            }
+            list.add(entry, source: path)
+        }
+    }
+
+    /// A number or prefix as written (`+49 171-123`, `0900*`), or nil: `+` first, digits and
+    /// the separators `-.()` and spaces, at least one digit, and `*` only last.
+    static func entry(_ bytes: [UInt8]) -> [UInt8]? {
+        var digits = 0
+        for (index, byte) in bytes.enumerated() {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digits += 1
+            case UInt8(ascii: "+"): if index != 0 { return nil }
+            case UInt8(ascii: "*"): if index != bytes.count - 1 { return nil }
+            case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: " "): break
+            default: return nil
+            }
+        }
+        return digits > 0 && digits <= 20 ? bytes : nil
+    }
+
+    /// Why a line is refused before it is read, or nil.
+    private static func hostile(_ line: ArraySlice<UInt8>, limit: Int) -> String? {
+        if line.count > limit { return "a line of \(line.count) bytes (at most \(limit))" }
+        if let byte = line.first(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7f }) {
+            return "a control character (0x" + String(byte, radix: 16) + ")"
+        }
+        return nil
+    }
+
+    /// Lines split at `\n`, a `\r` before it dropped.
+    private static func splitLines(_ bytes: [UInt8]) -> [ArraySlice<UInt8>] {
+        bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map {
+            $0.last == UInt8(ascii: "\r") ? $0.dropLast() : $0
+        }
+    }
+
+    private static func trimmed(_ line: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        let blank: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 }
+        guard let first = line.firstIndex(where: { !blank($0) }), let last = line.lastIndex(where: { !blank($0) }) else {
+            return []
+        }
+        return line[first...last]
+    }
+
+    private static func resolve(_ file: String, from rules: String) -> String {
+        guard !file.hasPrefix("/"), let slash = rules.lastIndex(of: "/") else { return file }
+        return String(rules[...slash]) + file
+    }
+
+    private static func count(_ word: String, unit: Character) -> Int? {
+        guard word.last == unit, let value = Int(word.dropLast()), value <= 100_000 else { return nil }
+        return value
+    }
+
+    private static func quoted(_ word: String) -> String {
+        "'" + String(word.unicodeScalars.prefix(40).map { $0.isASCII && $0.value >= 0x20 ? Character($0) : "?" }) + "'"
+    }
+
+    static let weekdays = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
+
+    /// `quiet 22:00-07:00 [mon-fri|sat,sun|daily] [ACTION]`.
+    private static func quietHours(_ words: [String], source: String,
+                                   fail: (String) -> ScreeningFileError) throws(ScreeningFileError) -> QuietHours {
+        let usage = "quiet takes HH:MM-HH:MM, then days (mon-fri, sat,sun, daily) and an action (default silence)"
+        guard (1...3).contains(words.count) else { throw fail(usage) }
+        let ends = words[0].split(separator: "-")
+        guard ends.count == 2, let start = minutes(ends[0]), let end = minutes(ends[1]), start != end else {
+            throw fail(usage)
+        }
+        var days = Set(0..<7)
+        var action = ScreeningAction.silence
+        for word in words.dropFirst() {
+            if let given = ScreeningAction(rawValue: word) {
+                action = given
+            } else if let given = weekdaySet(word) {
+                days = given
+            } else {
+                throw fail(usage)
+            }
+        }
+        return QuietHours(start: start, end: end, days: days, action: action, source: source)
+    }
+
+    private static func minutes(_ text: Substring) -> Int? {
+        let parts = text.split(separator: ":")
+        guard parts.count == 2, parts[1].count == 2, let hours = Int(parts[0]), let minutes = Int(parts[1]),
+              (0...24).contains(hours), (0..<60).contains(minutes), hours * 60 + minutes <= 1440 else { return nil }
+        // 24:00 ends a window at midnight.
+        return hours * 60 + minutes
+    }
+
+    private static func weekdaySet(_ word: String) -> Set<Int>? {
+        if word == "daily" { return Set(0..<7) }
+        var days = Set<Int>()
+        for part in word.split(separator: ",") {
+            let range = part.split(separator: "-")
+            guard let first = range.first.flatMap({ weekdays.firstIndex(of: String($0)) }) else { return nil }
+            guard range.count == 2 else {
+                guard range.count == 1 else { return nil }
+                days.insert(first)
+                continue
+            }
+            guard let last = weekdays.firstIndex(of: String(range[1])) else { return nil }
+            var day = first
+            while true {
+                days.insert(day)
+                if day == last { break }
+                day = (day + 1) % 7
+            }
+        }
+        return days.isEmpty ? nil : days
+    }
+}

@@ -1,0 +1,66 @@
+import CallMonitor
+import Glibc
+import Loop
+import Pipeline
+
+/// `--screening FILE` for `telwatch watch`: the rules read at the start, again when the file is
+/// written or replaced, and on SIGHUP. It fails open (docs/screening.md): a file that cannot be
+/// read or parsed is one line on stderr, naming the file and the line, and screening is off until
+/// it is fixed, so every call rings.
+final class WatchScreening {
+    let screener: CallScreener
+    private(set) var path: String?
+    private var watch: FileWatch?
+    private let loop: EventLoop
+
+    init(path: String?, loop: EventLoop, contacts: ContactDirectory?, localTime: @escaping (Double) -> LocalTime,
+         hangUp: @escaping (CallKey, @escaping (String?) -> Void) -> Void) {
+        self.loop = loop
+        screener = CallScreener(contacts: contacts, localTime: localTime, hangUp: hangUp)
+        follow(path)
+    }
+
+    /// Reads `path` (nil: screening off) and follows it; the same path is read again.
+    func follow(_ path: String?) {
+        if path != self.path {
+            watch = nil
+            self.path = path
+            if let path {
+                do { watch = try FileWatch(loop: loop, path: path) { [weak self] in self?.reload() } } catch {
+                    warn("screening: \(path) will not be read again when it changes (SIGHUP reads it): \(error)")
+                }
+            }
+        }
+        reload()
+    }
+
+    func reload() {
+        guard let path else {
+            screener.rules = nil
+            return
+        }
+        do {
+            let bytes = try SmallFile.read(path, limit: 1 << 20)
+            screener.rules = try ScreeningRules.parse(bytes, path: path) { list in
+                try SmallFile.read(list, limit: ScreeningRules.listSizeLimit)
+            }
+        } catch let error as SmallFile.Failure {
+            off("cannot read \(path): \(error.reason)")
+        } catch {
+            off("\(error)")
+        }
+    }
+
+    private func off(_ why: String) {
+        screener.rules = nil
+        warn("screening: \(why); screening is off until it is fixed: every call rings")
+    }
+
+    /// The local weekday and minute of a wall-clock moment.
+    static func localTime(_ seconds: Double) -> LocalTime {
+        var time = time_t(seconds)
+        var parts = tm()
+        guard localtime_r(&time, &parts) != nil else { return LocalTime(weekday: 0, minute: 0) }
+        return LocalTime(weekday: Int(parts.tm_wday), minute: Int(parts.tm_hour) * 60 + Int(parts.tm_min))
+    }
+}

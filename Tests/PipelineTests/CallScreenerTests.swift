@@ -1,0 +1,123 @@
+import CallMonitor
+import Pipeline
+import XCTest
+
+/// `CallScreener` on the tracker's events: once per call when its number is known, never an
+/// outgoing call, nothing after an emergency call, a refused hang-up rings (docs/screening.md).
+final class CallScreenerTests: XCTestCase {
+    private var hangUps: [(CallKey, (String?) -> Void)] = []
+    private var failed: [ScreenedCall] = []
+
+    private func screener(_ text: String) throws -> CallScreener {
+        let screener = CallScreener(contacts: nil, localTime: { _ in LocalTime(weekday: 3, minute: 720) }) { [unowned self] key, done in
+            self.hangUps.append((key, done))
+        }
+        screener.rules = try ScreeningRules.parse(Array(text.utf8), path: "/r.conf") { _ in [] }
+        screener.onHangupFailed = { [unowned self] in self.failed.append($0) }
+        return screener
+    }
+
+    private func call(_ id: String, _ direction: CallDirection, _ number: String, state: CallState? = nil,
+                      at time: Double = 1000) -> CallSnapshot {
+        CallSnapshot(id: id, key: CallKey(backend: .modemManager, path: "/c/\(id)"), modem: "/m", direction: direction,
+                     number: number, state: state ?? (direction == .incoming ? .incoming : .dialing),
+                     detail: direction == .incoming ? .ringing : .dialing, firstSeen: time)
+    }
+
+    func testALateNumberIsScreenedWhenItArrivesAndOnlyOnce() throws {
+        let screening = try screener("block +1900*\n")
+        XCTAssertTrue(screening.screen([.transition(call("a", .incoming, ""), previous: nil)], now: 1000).isEmpty)
+        XCTAssertNil(screening.action(for: "a"), "no number yet: undecided, it may ring")
+        let late = screening.screen([.updated(call("a", .incoming, "+19005550100"))], now: 1001)
+        XCTAssertEqual(late.map(\.decision.rule), [.block])
+        XCTAssertEqual(late.first?.hangup, .requested)
+        XCTAssertEqual(hangUps.map(\.0.path), ["/c/a"])
+        XCTAssertEqual(screening.action(for: "a"), .reject)
+        XCTAssertTrue(screening.screen([.updated(call("a", .incoming, "+19005550101"))], now: 1002).isEmpty,
+                      "decided once")
+        XCTAssertEqual(hangUps.count, 1)
+    }
+
+    func testAnOutgoingCallToABlockedNumberIsUntouched() throws {
+        let screening = try screener("block +1900*\n")
+        XCTAssertTrue(screening.screen([.transition(call("o", .outgoing, "+19005550100"), previous: nil)], now: 1000).isEmpty)
+        XCTAssertTrue(hangUps.isEmpty)
+        XCTAssertNil(screening.action(for: "o"))
+    }
+
+    func testNothingActsForAnHourAfterAnEmergencyCall() throws {
+        let screening = try screener("block +1900*\n")
+        _ = screening.screen([.transition(call("e", .outgoing, "112", at: 1000), previous: nil)], now: 1000)
+        let back = screening.screen([.transition(call("b", .incoming, "+19005550100", at: 2000), previous: nil)], now: 2000)
+        XCTAssertEqual(back.map(\.decision), [ScreeningDecision(action: .allow, rule: .emergency)])
+        XCTAssertTrue(hangUps.isEmpty)
+        let later = screening.screen([.transition(call("c", .incoming, "+19005550100", at: 4700), previous: nil)], now: 4700)
+        XCTAssertEqual(later.first?.action, .reject)
+    }
+
+    func testARepeatCallerRingsTheSecondTime() throws {
+        let screening = try screener("unknown reject\nexcept repeat 15m\n")
+        let first = screening.screen([.transition(call("1", .incoming, "+15550100", at: 1000), previous: nil)], now: 1000)
+        XCTAssertEqual(first.first?.action, .reject)
+        let second = screening.screen([.transition(call("2", .incoming, "0015550100", at: 1600), previous: nil)], now: 1600)
+        XCTAssertEqual(second.first?.decision, ScreeningDecision(action: .allow, rule: .repeatCaller))
+    }
+
+    func testARefusedHangUpRingsAfterAll() throws {
+        let screening = try screener("withheld reject\n")
+        _ = screening.screen([.transition(call("w", .incoming, "withheld"), previous: nil)], now: 1000)
+        XCTAssertEqual(screening.action(for: "w"), .reject)
+        hangUps.first?.1("org.freedesktop.ModemManager1.Error.Core.Unauthorized: not authorized")
+        XCTAssertEqual(screening.action(for: "w"), .allow)
+        XCTAssertEqual(failed.first?.hangup?.failure, "org.freedesktop.ModemManager1.Error.Core.Unauthorized: not authorized")
+        XCTAssertEqual(failed.first?.decision.action, .reject, "what the rule said is kept")
+    }
+
+    /// The end of a call as the tracker gives it when nobody answered: `missed`, and the `missed` event.
+    private func unanswered(_ snapshot: CallSnapshot) -> [TrackerEvent] {
+        var ended = snapshot
+        ended.state = .disconnected
+        ended.missed = true
+        return [.transition(ended, previous: .incoming), .missed(ended)]
+    }
+
+    private func missedFlags(_ events: [TrackerEvent]) -> [String] {
+        events.map { event in
+            switch event {
+            case .transition(let call, _): return "\(call.id) ended missed=\(call.missed)"
+            case .missed(let call): return "\(call.id) missed"
+            default: return "other"
+            }
+        }
+    }
+
+    func testARejectedOrIgnoredCallIsNoMissedCallASilencedOneIs() throws {
+        let screening = try screener("block +1900*\nblock ignore +1800*\nblock silence +1700*\n")
+        let calls = [call("r", .incoming, "+19005550100"), call("i", .incoming, "+18005550100"),
+                     call("s", .incoming, "+17005550100"), call("n", .incoming, "+15550100")]
+        _ = screening.screen(calls.map { .transition($0, previous: nil) }, now: 1000)
+        let ends = calls.flatMap(unanswered)
+        XCTAssertEqual(missedFlags(screening.unmissed(ends)), [
+            "r ended missed=false", "i ended missed=false",
+            "s ended missed=true", "s missed", "n ended missed=true", "n missed",
+        ])
+        screening.delivered(ends)
+        XCTAssertEqual(missedFlags(screening.unmissed(unanswered(calls[0]))), ["r ended missed=true", "r missed"],
+                       "forgotten once the end was delivered")
+    }
+
+    func testARejectWhoseHangUpFailedRangAndIsMissed() throws {
+        let screening = try screener("block +1900*\n")
+        let blocked = call("f", .incoming, "+19005550100")
+        _ = screening.screen([.transition(blocked, previous: nil)], now: 1000)
+        hangUps.first?.1("not authorized")
+        XCTAssertEqual(missedFlags(screening.unmissed(unanswered(blocked))), ["f ended missed=true", "f missed"])
+    }
+
+    func testNoRulesScreenNothing() throws {
+        let screening = try screener("block +1900*\n")
+        screening.rules = nil
+        XCTAssertTrue(screening.screen([.transition(call("x", .incoming, "+19005550100"), previous: nil)], now: 1000).isEmpty)
+        XCTAssertTrue(hangUps.isEmpty)
+    }
+}

@@ -1,0 +1,158 @@
+import Loop
+import Pipeline
+import XCTest
+
+/// The rules file, the list files, and the pure decision (docs/screening.md), with an injected clock.
+final class ScreeningRulesTests: XCTestCase {
+    private func rules(_ text: String, lists: [String: String] = [:],
+                       file: StaticString = #filePath, line: UInt = #line) -> ScreeningRules {
+        do {
+            return try ScreeningRules.parse(Array(text.utf8), path: "/etc/telwatch/screening.conf") { path in
+                guard let list = lists[path] else { throw ScreeningFileError(file: path, "no such file") }
+                return Array(list.utf8)
+            }
+        } catch {
+            XCTFail("refused: \(error)", file: file, line: line)
+            return ScreeningRules()
+        }
+    }
+
+    private func refusal(_ text: String, lists: [String: [UInt8]] = [:]) -> String? {
+        do {
+            _ = try ScreeningRules.parse(Array(text.utf8), path: "/r.conf") { path in
+                guard let list = lists[path] else { throw ScreeningFileError(file: path, "no such file") }
+                return list
+            }
+            return nil
+        } catch { return error.description }
+    }
+
+    /// Wednesday noon, local.
+    private let noon = LocalTime(weekday: 3, minute: 12 * 60)
+    private let now = 1_800_000_000.0
+
+    private func decide(_ rules: ScreeningRules, _ number: String, _ facts: ScreeningFacts = ScreeningFacts(),
+                        at local: LocalTime? = nil) -> ScreeningDecision? {
+        rules.decide(number: number, facts: facts, now: now, local: local ?? noon)
+    }
+
+    // MARK: Numbers
+
+    func testBlockedNumbersMatchNationalAndInternationalFormsAndPrefixes() {
+        let screening = rules("block +49-171-1234567 +1900*\nblock silence 0800*\n")
+        for number in ["+491711234567", "01711234567", "00491711234567"] {
+            XCTAssertEqual(decide(screening, number)?.action, .reject, number)
+        }
+        XCTAssertEqual(decide(screening, "+19005550100")?.action, .reject)
+        XCTAssertEqual(decide(screening, "0019005550100")?.action, .reject, "00 is +")
+        XCTAssertEqual(decide(screening, "08001234567")?.action, .silence)
+        XCTAssertNil(decide(screening, "+491711234568"))
+        XCTAssertNil(decide(screening, "+12125550100"))
+        XCTAssertEqual(decide(screening, "+491711234567")?.ruleText, "block (/etc/telwatch/screening.conf:1)")
+    }
+
+    func testAllowBeatsBlockAndContactsBeatBlockOnlyWhenExcepted() {
+        let screening = rules("block +1900*\nallow +19005550100\n")
+        XCTAssertEqual(decide(screening, "+19005550100"), ScreeningDecision(action: .allow, rule: .allow,
+                                                                           source: "/etc/telwatch/screening.conf:2"))
+        XCTAssertEqual(decide(screening, "+19005550101")?.action, .reject)
+        let contact = ScreeningFacts(isContact: true)
+        XCTAssertEqual(decide(screening, "+19005550101", contact)?.action, .reject, "no except contacts")
+        let excepting = rules("block +1900*\nexcept contacts\n")
+        XCTAssertEqual(decide(excepting, "+19005550101", contact), ScreeningDecision(action: .allow, rule: .contact))
+    }
+
+    func testListFilesAreReadRelativeToTheRulesFile() {
+        let screening = rules("block-list spam.txt\nblock-list ignore /lists/quiet.txt\nallow-list friends.txt\n", lists: [
+            "/etc/telwatch/spam.txt": "# a public list\n+44 20 7946 0000\r\n\n  +1900*  \n",
+            "/lists/quiet.txt": "0301234567\n",
+            "/etc/telwatch/friends.txt": "+442079460000\n",
+        ])
+        XCTAssertEqual(screening.numberCount, 4)
+        XCTAssertEqual(decide(screening, "+19001234567"),
+                       ScreeningDecision(action: .reject, rule: .block, source: "/etc/telwatch/spam.txt"))
+        XCTAssertEqual(decide(screening, "+49301234567")?.action, .ignore)
+        XCTAssertEqual(decide(screening, "02079460000")?.rule, .allow)
+    }
+
+    func testHostileListEntriesAreRefusedWithTheirLine() {
+        let huge = Array("+1".utf8) + [UInt8](repeating: UInt8(ascii: "5"), count: 1 << 20) + [10]
+        XCTAssertEqual(refusal("block-list /l.txt\n", lists: ["/l.txt": Array("+1555\n".utf8) + huge]),
+                       "/l.txt:2: a line of 1048578 bytes (at most 64)")
+        XCTAssertEqual(refusal("block-list /l.txt\n", lists: ["/l.txt": Array("+1555\n\n+1\u{1b}[2J555\n".utf8)]),
+                       "/l.txt:3: a control character (0x1b)")
+        XCTAssertEqual(refusal("block-list /l.txt\n", lists: ["/l.txt": Array("+1555\n$(reboot)\n".utf8)]),
+                       "/l.txt:2: not a number or a prefix (digits, then * for a prefix)")
+        XCTAssertEqual(refusal("block-list /missing.txt\n"),
+                       "/r.conf:1: cannot read the list /missing.txt: /missing.txt: no such file")
+        XCTAssertEqual(refusal("block +1*55\n"),
+                       "/r.conf:1: '+1*55' is not a number or a prefix (digits, then * for a prefix)")
+        XCTAssertEqual(refusal("\nblock allow +1\n"), "/r.conf:2: a block rule's action is reject, silence or ignore")
+        XCTAssertEqual(refusal("reject-all\n")?.hasPrefix("/r.conf:1: unknown rule 'reject-all'"), true)
+        XCTAssertEqual(refusal("quiet 25:00-07:00\n")?.hasPrefix("/r.conf:1: quiet takes"), true)
+        XCTAssertEqual(refusal("except repeat 15\n"), "/r.conf:1: except repeat takes minutes, such as 15m")
+    }
+
+    func testABigListLoadsQuickly() {
+        var text = ""
+        for index in 0..<10_000 { text += "+4930\(1_000_000 + index)\n" }
+        let began = monotonicNow()
+        let screening = rules("block-list /big.txt\n", lists: ["/big.txt": text])
+        let took = monotonicNow() - began
+        XCTAssertEqual(screening.numberCount, 10_000)
+        XCTAssertEqual(decide(screening, "030 1005000")?.action, .reject)
+        XCTAssertLessThan(took, 1.0, "10,000 numbers in \(took) s")
+    }
+
+    // MARK: Classes of callers and exceptions
+
+    func testWithheldAndUnknownCallers() {
+        let screening = rules("withheld reject\nunknown silence\n")
+        XCTAssertEqual(decide(screening, "withheld"), ScreeningDecision(action: .reject, rule: .withheld,
+                                                                       source: "/etc/telwatch/screening.conf:1"))
+        XCTAssertEqual(decide(screening, "Anonymous")?.rule, .withheld)
+        XCTAssertEqual(decide(screening, "+15550100")?.action, .silence)
+        XCTAssertNil(decide(screening, "+15550100", ScreeningFacts(isContact: true)))
+    }
+
+    func testRepeatCallerAndCalledNumberExceptionsBeatUnknownButNotBlock() {
+        let screening = rules("unknown reject\nblock +1900*\nexcept repeat 15m\nexcept called 30d\n")
+        let again = ScreeningFacts(lastIncoming: now - 14 * 60)
+        XCTAssertEqual(decide(screening, "+15550100", again), ScreeningDecision(action: .allow, rule: .repeatCaller))
+        XCTAssertEqual(decide(screening, "+15550100", ScreeningFacts(lastIncoming: now - 16 * 60))?.action, .reject)
+        XCTAssertEqual(decide(screening, "+15550100", ScreeningFacts(lastOutgoing: now - 29 * 86_400))?.rule, .called)
+        XCTAssertEqual(decide(screening, "+15550100", ScreeningFacts(lastOutgoing: now - 31 * 86_400))?.rule, .unknown)
+        XCTAssertEqual(decide(screening, "+19005550100", again)?.rule, .block, "a blocked number calling twice")
+    }
+
+    func testQuietHoursByWeekdayAndPastMidnightAndExceptionsBeatThem() {
+        let screening = rules("quiet 22:00-07:00 mon-fri\nquiet 12:00-13:00 sat,sun ignore\nexcept contacts\n")
+        let tuesdayNight = LocalTime(weekday: 2, minute: 23 * 60)
+        let wednesdayEarly = LocalTime(weekday: 3, minute: 6 * 60 + 59)
+        let saturdayEarly = LocalTime(weekday: 6, minute: 60)
+        let sundayNoon = LocalTime(weekday: 0, minute: 12 * 60 + 30)
+        XCTAssertEqual(decide(screening, "+15550100", at: tuesdayNight)?.action, .silence)
+        XCTAssertEqual(decide(screening, "+15550100", at: wednesdayEarly)?.action, .silence)
+        XCTAssertEqual(decide(screening, "+15550100", at: saturdayEarly)?.action, .silence, "Friday's night")
+        XCTAssertNil(decide(screening, "+15550100", at: LocalTime(weekday: 0, minute: 60)), "Saturday's night is not quiet")
+        XCTAssertNil(decide(screening, "+15550100", at: LocalTime(weekday: 3, minute: 7 * 60)))
+        XCTAssertEqual(decide(screening, "+15550100", at: sundayNoon)?.action, .ignore)
+        XCTAssertEqual(decide(screening, "+15550100", ScreeningFacts(isContact: true), at: tuesdayNight)?.rule, .contact)
+        XCTAssertEqual(decide(screening, "withheld", at: tuesdayNight)?.rule, .quiet)
+    }
+
+    // MARK: Emergencies
+
+    func testNoRuleActsWithinAnHourOfAnEmergencyCall() {
+        let screening = rules("withheld reject\nblock +1900*\nquiet 00:00-24:00\n")
+        let after = ScreeningFacts(lastEmergency: now - 3599)
+        XCTAssertEqual(decide(screening, "withheld", after), ScreeningDecision(action: .allow, rule: .emergency))
+        XCTAssertEqual(decide(screening, "+19005550100", after)?.action, .allow)
+        XCTAssertEqual(decide(screening, "+19005550100", ScreeningFacts(lastEmergency: now - 3601))?.action, .reject)
+        XCTAssertTrue(EmergencyNumbers.contains("112"))
+        XCTAssertTrue(EmergencyNumbers.contains("9-1-1"))
+        XCTAssertTrue(EmergencyNumbers.contains("19", extra: ["19"]))
+        XCTAssertFalse(EmergencyNumbers.contains("+44112"))
+        XCTAssertFalse(EmergencyNumbers.contains(""))
+    }
+}

@@ -1,0 +1,149 @@
+import DBus
+import Foundation
+import Glibc
+import Loop
+import TestSupport
+import XCTest
+
+/// `--screening` against the fake ModemManager: the decision, its event, the hang-up through the
+/// stack, failing open, and a rules file read again (docs/screening.md).
+final class ScreeningCommandTests: CommandTestCase {
+    private var rulesPath: String { logind.directory + "/screening.conf" }
+
+    private func writeRules(_ text: String) throws {
+        // Replaced by a rename, as editors and `telwatch block` do.
+        try text.write(toFile: rulesPath + ".new", atomically: false, encoding: .utf8)
+        XCTAssertEqual(rename(rulesPath + ".new", rulesPath), 0)
+    }
+
+    private func waitForLog(_ process: TestProcess, _ text: String, timeout: Double = 10) -> Bool {
+        let deadline = monotonicNow() + timeout
+        while monotonicNow() < deadline {
+            if process.log().contains(text) { return true }
+            usleep(20_000)
+        }
+        return false
+    }
+
+    func testABlockedNumberIsHungUpAtTheStackAndTheEventSaysSo() throws {
+        try startModemManager()
+        try writeRules("block +1900* # spam\nallow +19005550100\n")
+        let watch = try startWatch(["--screening", rulesPath])
+        let call = try ring("+1 900 555 0199")
+        let incoming = try XCTUnwrap(nextEvent(watch, "incoming"))
+        let screened = try XCTUnwrap(nextEvent(watch, "screened"), watch.log())
+        XCTAssertEqual(screened["call_id"] as? String, incoming["call_id"] as? String)
+        XCTAssertEqual(screened["action"] as? String, "reject")
+        XCTAssertEqual(screened["rule"] as? String, "block")
+        XCTAssertEqual(screened["source"] as? String, rulesPath + ":1")
+        XCTAssertEqual(screened["hangup"] as? String, "requested")
+        // The fake's Call.Hangup ends the call: the stack hung it up, not the caller.
+        let ended = try XCTUnwrap(nextEvent(watch, "disconnected"), watch.log())
+        XCTAssertEqual(ended["path"] as? String, call)
+        XCTAssertEqual(ended["call_id"] as? String, incoming["call_id"] as? String)
+
+        _ = try ring("+19005550100")
+        let allowed = try XCTUnwrap(nextEvent(watch, "screened"))
+        XCTAssertEqual(allowed["action"] as? String, "allow")
+        XCTAssertEqual(allowed["rule"] as? String, "allow")
+        XCTAssertTrue(allowed["hangup"] is NSNull)
+        watch.signal(SIGTERM)
+        XCTAssertEqual(watch.wait(timeout: 10), .exited(0))
+    }
+
+    func testATextLineNamesTheRuleAndEscapesTheNumber() throws {
+        try startModemManager()
+        try writeRules("unknown silence\n")
+        let watch = try telwatch(["--bus", fixture.address, "--backend", "modemmanager", "--state-dir", stateDirectory,
+                                  "--screening", rulesPath])
+        XCTAssertNotNil(watch.readLine(timeout: 15) { $0.contains("synced") }, watch.log())
+        _ = try ring("+1555\u{1B}[2J")
+        let line = try XCTUnwrap(watch.readLine(timeout: 10) { $0.contains("screened") }, watch.log())
+        XCTAssertTrue(line.contains(" silence "), line)
+        XCTAssertTrue(line.contains("+1555\\e[2J"), line)
+        XCTAssertTrue(line.contains("rule=\"unknown (\(rulesPath):1)\""), line)
+        XCTAssertFalse(line.contains("\u{1B}"), line)
+        watch.signal(SIGINT)
+        XCTAssertEqual(watch.wait(timeout: 10), .exited(0))
+    }
+
+    func testABrokenRulesFileScreensNothingAndSaysWhereOnce() throws {
+        try startModemManager()
+        try writeRules("block +1900*\nblock-list spam.txt\n")
+        try "+1555\n+1\u{7}666\n".write(toFile: logind.directory + "/spam.txt", atomically: true, encoding: .utf8)
+        let watch = try startWatch(["--screening", rulesPath])
+        XCTAssertTrue(waitForLog(watch, "screening is off"), watch.log())
+        let lines = watch.log().split(separator: "\n").filter { $0.contains("screening") }
+        XCTAssertEqual(lines.count, 1, watch.log())
+        XCTAssertTrue(lines.first?.contains(logind.directory + "/spam.txt:2: a control character (0x7)") == true,
+                      watch.log())
+        _ = try ring("+19005550199")
+        XCTAssertNotNil(nextEvent(watch, "incoming"))
+        XCTAssertNil(nextEvent(watch, "screened", timeout: 1), "fail open: nothing is screened")
+        watch.signal(SIGTERM)
+        XCTAssertEqual(watch.wait(timeout: 10), .exited(0))
+    }
+
+    func testRulesAreReadAgainWhenTheFileChangesAndOnSIGHUP() throws {
+        try startModemManager()
+        try writeRules("# nothing yet\n")
+        let watch = try startWatch(["--screening", rulesPath])
+        _ = try ring("+15550101")
+        XCTAssertNotNil(nextEvent(watch, "incoming"))
+        XCTAssertNil(nextEvent(watch, "screened", timeout: 1))
+
+        try writeRules("block ignore +15550102\n")
+        // The watch has read it by the time SIGHUP's line says the configuration was reloaded.
+        watch.signal(SIGHUP)
+        XCTAssertTrue(waitForLog(watch, "reloaded the configuration"), watch.log())
+        _ = try ring("+15550102")
+        let screened = try XCTUnwrap(nextEvent(watch, "screened"), watch.log())
+        XCTAssertEqual(screened["action"] as? String, "ignore")
+        watch.signal(SIGTERM)
+        XCTAssertEqual(watch.wait(timeout: 10), .exited(0))
+    }
+
+    /// A rejected or ignored call is recorded with what screening did, and is never a missed call:
+    /// no `missed` event, not `missed` in the history, not among `log --missed` (docs/screening.md).
+    func testAScreenedCallIsRecordedAndNeverMissed() throws {
+        try startModemManager()
+        try writeRules("block +1900*\nblock ignore +1800*\n")
+        let watch = try startWatch(["--screening", rulesPath])
+        var seen: [[String: Any]] = []
+        _ = try ring("+19005550199")
+        let rejected = try XCTUnwrap(nextEvent(watch, "disconnected", seen: &seen), watch.log())
+        XCTAssertEqual(rejected["missed"] as? Bool, false)
+        let ignored = try ring("+18005550199")
+        XCTAssertEqual(nextEvent(watch, "screened", seen: &seen)?["action"] as? String, "ignore")
+        try setState(ignored, .terminated, reason: .terminated)  // the caller gives up
+        XCTAssertEqual(nextEvent(watch, "disconnected", seen: &seen)?["missed"] as? Bool, false)
+        let missed = try ring("+15550123")
+        XCTAssertNotNil(nextEvent(watch, "incoming", seen: &seen))
+        try setState(missed, .terminated, reason: .terminated)
+        XCTAssertNotNil(nextEvent(watch, "missed", seen: &seen), watch.log())
+        XCTAssertEqual(seen.filter { $0["event"] as? String == "missed" }.map { $0["number"] as? String }, ["+15550123"])
+        watch.signal(SIGTERM)
+        XCTAssertEqual(watch.wait(timeout: 10), .exited(0))
+
+        func logged(_ arguments: [String]) throws -> [String] {
+            let result = try runToEnd(["log", "--json", "--state-dir", stateDirectory] + arguments)
+            XCTAssertEqual(result.status, .exited(0), result.errors)
+            return try result.output.split(separator: "\n").map { text in
+                let row = try XCTUnwrap(JSONLine.object(String(text)))
+                return "\(row["number"] as? String ?? "?") screened=\(row["screened"] as? String ?? "null") "
+                    + "missed=\(row["missed"] as? Bool ?? true)"
+            }
+        }
+        XCTAssertEqual(try logged([]), ["+15550123 screened=null missed=true", "+18005550199 screened=ignore missed=false",
+                                        "+19005550199 screened=reject missed=false"])
+        XCTAssertEqual(try logged(["--screened"]), ["+18005550199 screened=ignore missed=false",
+                                                    "+19005550199 screened=reject missed=false"])
+        XCTAssertEqual(try logged(["--missed"]), ["+15550123 screened=null missed=true"])
+        let table = try runToEnd(["log", "--screened", "--state-dir", stateDirectory])
+        let lines = table.output.split(separator: "\n")
+        XCTAssertEqual(lines.count, 3, table.output)
+        XCTAssertTrue(lines.last?.contains(" rejected ") == true && lines.last?.contains(" screened=reject") == true,
+                      table.output)
+        XCTAssertTrue(lines.dropFirst().first?.contains(" ignored ") == true, table.output)
+    }
+}
