@@ -51,7 +51,18 @@ public final class CallScreener {
     /// nil: screening is off (no rules, or a rules file that could not be read: fail open).
     public var rules: ScreeningRules?
     /// Emergency numbers the stacks listed, beyond `EmergencyNumbers.common`.
-    public var stackEmergencyNumbers: Set<String> = []
+    public private(set) var stackEmergencyNumbers: Set<String> = []
+    /// What each modem's stack listed, by "BACKEND MODEM".
+    private var listedByStack: [String: [String]] = [:]
+    static let listingLimit = 64
+
+    /// The emergency numbers a stack lists for one modem (its whole list, each time it changes):
+    /// an outgoing call to any of them, as to a common one, keeps every rule off for an hour.
+    public func stackListed(_ numbers: [String], modem: String) {
+        guard listedByStack[modem] != nil || listedByStack.count < CallScreener.listingLimit else { return }
+        listedByStack[modem] = numbers.isEmpty ? nil : numbers
+        stackEmergencyNumbers = Set(listedByStack.values.joined())
+    }
     private let contacts: ContactDirectory?
     private let hangUp: (CallKey, @escaping (String?) -> Void) -> Void
     private let localTime: (Double) -> LocalTime

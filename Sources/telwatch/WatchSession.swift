@@ -268,6 +268,9 @@ final class WatchSession {
 
     private func noticed(_ notice: BackendNotice) {
         let now = wallClockNow()
+        if case .emergencyNumbers(let kind, let modem, let numbers) = notice {
+            screening.screener.stackListed(numbers, modem: kind.rawValue + " " + modem)
+        }
         pipeline.send(.backend(notice, time: now))
         switch notice {
         case .synced(let kind, _, _), .serviceAbsent(let kind), .syncRefused(let kind, _), .syncFailed(let kind, _):

@@ -55,6 +55,16 @@ final class CallScreenerTests: XCTestCase {
         XCTAssertEqual(later.first?.action, .reject)
     }
 
+    func testANumberOnlyTheStackListsIsAnEmergencyNumberToo() throws {
+        let screening = try screener("block +1900*\n")
+        screening.stackListed(["08", "1122"], modem: "ofono /phonesim")
+        _ = screening.screen([.transition(call("e", .outgoing, "1122", at: 1000), previous: nil)], now: 1000)
+        let back = screening.screen([.transition(call("b", .incoming, "+19005550100", at: 1100), previous: nil)], now: 1100)
+        XCTAssertEqual(back.map(\.decision), [ScreeningDecision(action: .allow, rule: .emergency)])
+        screening.stackListed([], modem: "ofono /phonesim")
+        XCTAssertEqual(screening.stackEmergencyNumbers, [], "a modem's list replaces its earlier one")
+    }
+
     func testARepeatCallerRingsTheSecondTime() throws {
         let screening = try screener("unknown reject\nexcept repeat 15m\n")
         let first = screening.screen([.transition(call("1", .incoming, "+15550100", at: 1000), previous: nil)], now: 1000)
