@@ -67,6 +67,10 @@ public enum BackendNotice: Sendable, Equatable, CustomStringConvertible {
     case malformedSuppressed(BackendKind, count: Int)
     /// How many further unreadable-call notices were not reported one by one.
     case unreadableSuppressed(BackendKind, count: Int)
+    /// The emergency numbers the stack lists for a modem (ModemManager: its SIM's
+    /// `EmergencyNumbers`; oFono: `VoiceCallManager.EmergencyNumbers`), digits only, for call
+    /// screening (docs/screening.md). Not shown in the event stream.
+    case emergencyNumbers(BackendKind, modem: String, [String])
 
     /// What a notice says about the stack itself, for the event stream; nil for notices that are
     /// only warnings.
@@ -79,7 +83,7 @@ public enum BackendNotice: Sendable, Equatable, CustomStringConvertible {
         case .syncRefused: return .syncRefused
         case .syncFailed: return .syncFailed
         case .callUnreadable, .rejectedSignal, .rejectedSuppressed, .malformed, .malformedSuppressed,
-             .unreadableSuppressed, .modemsChanged: return nil
+             .unreadableSuppressed, .modemsChanged, .emergencyNumbers: return nil
         }
     }
 
@@ -88,7 +92,7 @@ public enum BackendNotice: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .syncRefused, .syncFailed, .callUnreadable, .rejectedSignal, .rejectedSuppressed, .malformed,
              .malformedSuppressed, .unreadableSuppressed: return true
-        case .serviceAppeared, .serviceVanished, .serviceAbsent, .synced, .modemsChanged: return false
+        case .serviceAppeared, .serviceVanished, .serviceAbsent, .synced, .modemsChanged, .emergencyNumbers: return false
         }
     }
 
@@ -97,7 +101,7 @@ public enum BackendNotice: Sendable, Equatable, CustomStringConvertible {
         case .serviceAppeared(let kind, _), .serviceVanished(let kind, _), .serviceAbsent(let kind),
              .synced(let kind, _, _), .modemsChanged(let kind, _), .syncRefused(let kind, _), .syncFailed(let kind, _), .callUnreadable(let kind, _),
              .rejectedSignal(let kind, _, _), .rejectedSuppressed(let kind, _, _), .malformed(let kind, _),
-             .malformedSuppressed(let kind, _), .unreadableSuppressed(let kind, _):
+             .malformedSuppressed(let kind, _), .unreadableSuppressed(let kind, _), .emergencyNumbers(let kind, _, _):
             return kind
         }
     }
@@ -128,6 +132,9 @@ public enum BackendNotice: Sendable, Equatable, CustomStringConvertible {
             return "\(name): skipped \(count) more malformed message\(count == 1 ? "" : "s")"
         case .unreadableSuppressed(_, let count):
             return "\(name): \(count) more call\(count == 1 ? "" : "s") could not be read"
+        case .emergencyNumbers(_, let modem, let numbers):
+            return "\(name): \(CallText.clip(modem)) lists emergency numbers: "
+                + (numbers.isEmpty ? "none" : numbers.joined(separator: " "))
         }
     }
 }

@@ -8,6 +8,7 @@ enum ModemManagerBus {
     static let root = "/org/freedesktop/ModemManager1"
     static let voice = "org.freedesktop.ModemManager1.Modem.Voice"
     static let call = "org.freedesktop.ModemManager1.Call"
+    static let sim = "org.freedesktop.ModemManager1.Sim"
 }
 
 typealias ModemManagerStateValue = ModemManagerValue<ModemManagerCallState>
@@ -217,6 +218,8 @@ public final class ModemManagerBackend: LinkedBackend {
     private var saidModems: Int?
     /// What each modem is (docs/modem-stacks.md §11): read from the same listing and signals.
     private var identities = ModemIdentityBook()
+    /// Each modem's SIM (`Modem.Sim`) whose `EmergencyNumbers` was asked for.
+    private var sims: [String: String] = [:]
     private var calls: [String: CallRecord] = [:]
     private var nextFetch: UInt64 = 0
 
@@ -250,6 +253,7 @@ public final class ModemManagerBackend: LinkedBackend {
         voiceModems.removeAll()
         saidModems = nil
         identities.removeAll()
+        sims.removeAll()
         calls.removeAll()
     }
 
@@ -275,7 +279,7 @@ public final class ModemManagerBackend: LinkedBackend {
         for modem in voiceModems.subtracting(withVoice).sorted() { modemGone(modem, resumed: round.resumed) }
         identities.keep(Set(objects.keys.map(\.rawValue)))
         for (path, interfaces) in objects.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-            identify(path.rawValue, interfaces, voice: withVoice.contains(path.rawValue))
+            identify(path.rawValue, interfaces, voice: withVoice.contains(path.rawValue), round: round)
         }
         round.modems = withVoice.count
         saidModems = withVoice.count
@@ -451,7 +455,7 @@ public final class ModemManagerBackend: LinkedBackend {
 
     /// A modem object's identity, from its interfaces as a listing or `InterfacesAdded` has them;
     /// told before its calls are listed, so that they carry it from their first event.
-    private func identify(_ modem: String, _ interfaces: [String: PropertyMap], voice: Bool) {
+    private func identify(_ modem: String, _ interfaces: [String: PropertyMap], voice: Bool, round: SyncRound? = nil) {
         var problems: [String] = []
         if let change = ModemManagerIdentity.change(interfaces, problems: &problems),
            let identity = identities.apply(change, modem: modem, voice: voice) {
@@ -460,6 +464,33 @@ public final class ModemManagerBackend: LinkedBackend {
             output.emit(.modemIdentified(kind, modem: modem, identity))
         }
         output.report(problems, on: modem, object: "modem")
+        if let sim = interfaces[ModemManagerIdentity.modem]?["Sim"]?.value.objectPath?.rawValue {
+            readSim(sim, of: modem, round: round)
+        }
+    }
+
+    /// The SIM's `EmergencyNumbers` (`as`, ModemManager 1.20 and later), read once per SIM a
+    /// modem has (a new SIM is a new object): call screening's emergency numbers beyond the
+    /// common ones (docs/screening.md). An older ModemManager has no such property: its error
+    /// leaves the common numbers alone. In a sync, part of its round: known before it says synced.
+    private func readSim(_ sim: String, of modem: String, round: SyncRound? = nil) {
+        let earlier = sims[modem]
+        guard earlier != sim, earlier != nil || sims.count < ModemIdentityBook.maxModems else { return }
+        sims[modem] = sim
+        guard sim != "/" else {
+            // The SIM was taken out: what it listed no longer counts.
+            if let earlier, earlier != "/" { output.notice(.emergencyNumbers(kind, modem: modem, [])) }
+            return
+        }
+        link.call(path: sim, interface: BusDaemon.propertiesInterface, member: "Get",
+                  arguments: [.string(ModemManagerBus.sim), .string("EmergencyNumbers")], round: round) {
+            [weak self] result in
+            guard let self, self.sims[modem] == sim, case .success(let reply) = result else { return }
+            guard let value = try? reply.decode(Variant.self), let numbers = StackEmergencyNumbers.parse(value.value) else {
+                return self.output.report(["EmergencyNumbers is not a list of strings"], on: sim, object: "SIM")
+            }
+            self.output.notice(.emergencyNumbers(self.kind, modem: modem, numbers))
+        }
     }
 
     private func modemGone(_ modem: String, resumed: Bool = false) {
@@ -501,7 +532,10 @@ public final class ModemManagerBackend: LinkedBackend {
                 modemGone(path.rawValue)
                 modemsCounted()
             }
-            if interfaces.contains(ModemManagerIdentity.modem) { identities.forget(path.rawValue) }
+            if interfaces.contains(ModemManagerIdentity.modem) {
+                identities.forget(path.rawValue)
+                sims.removeValue(forKey: path.rawValue)
+            }
         default:
             break
         }
@@ -566,10 +600,15 @@ public final class ModemManagerBackend: LinkedBackend {
         var reader = message.reader()
         var change = ModemIdentityChange()
         var problems: [String] = []
+        var sim: String?
         do {
             let interface = try reader.read(String.self)
             decodedSignals &+= 1
             try reader.readProperties { name, value in
+                if interface == ModemManagerIdentity.modem && name == "Sim" {
+                    sim = try value.readValue().objectPath?.rawValue
+                    return
+                }
                 guard ModemManagerIdentity.isUsed(interface, name) else { return }
                 ModemManagerIdentity.apply(interface, name, try value.readValue(), to: &change, problems: &problems)
             }
@@ -577,6 +616,7 @@ public final class ModemManagerBackend: LinkedBackend {
             return output.malformed(message)
         }
         output.report(problems, on: modem, object: "modem")
+        if let sim { readSim(sim, of: modem) }
         guard !change.isEmpty,
               let identity = identities.apply(change, modem: modem, voice: voiceModems.contains(modem)) else { return }
         output.emit(.modemIdentified(kind, modem: modem, identity))

@@ -152,7 +152,10 @@ public final class OfonoBackend: LinkedBackend {
         }
         round.modems = voiceModems.count
         saidModems = voiceModems.count
-        for modem in voiceModems { listCalls(modem, round: round) }
+        for modem in voiceModems {
+            listCalls(modem, round: round)
+            readEmergencyNumbers(modem, round: round)
+        }
     }
 
     /// Whether an `Interfaces` value lists the VoiceCallManager; nil (and a notice) when unusable.
@@ -258,6 +261,7 @@ public final class OfonoBackend: LinkedBackend {
         if voice && !before {
             if let identity = identities.toTell(modem) { output.emit(.modemIdentified(kind, modem: modem, identity)) }
             listCalls(modem, round: nil)
+            readEmergencyNumbers(modem)
         } else if !voice && (before || calls.values.contains(modem)) {
             modemLost(modem)
         }
@@ -272,6 +276,26 @@ public final class OfonoBackend: LinkedBackend {
         if let identity = identities.apply(change, modem: modem, voice: voice) {
             output.emit(.modemIdentified(kind, modem: modem, identity))
         }
+    }
+
+    /// `VoiceCallManager.EmergencyNumbers` (`as`: oFono's list, the SIM's and the network's with
+    /// its defaults), for call screening (docs/screening.md); after that, its `PropertyChanged`.
+    /// In a sync, part of its round: known before it says synced.
+    private func readEmergencyNumbers(_ modem: String, round: SyncRound? = nil) {
+        link.call(path: modem, interface: OfonoBus.voiceCallManager, member: "GetProperties", round: round) {
+            [weak self] result in
+            guard let self, self.modems[modem] == true, case .success(let reply) = result,
+                  let properties = try? reply.decode(PropertyMap.self),
+                  let value = properties["EmergencyNumbers"] else { return }
+            self.emergencyNumbers(value, modem: modem)
+        }
+    }
+
+    private func emergencyNumbers(_ value: Variant, modem: String) {
+        guard let numbers = StackEmergencyNumbers.parse(value.value) else {
+            return output.report(["EmergencyNumbers is not a list of strings"], on: modem, object: "modem")
+        }
+        output.notice(.emergencyNumbers(kind, modem: modem, numbers))
     }
 
     private func modemSerialChanged(_ message: Message) {
@@ -292,6 +316,10 @@ public final class OfonoBackend: LinkedBackend {
             decodedSignals &+= 1
             link.confirm(path.rawValue)
             callAppeared(path.rawValue, modem: modem, properties, initial: false)
+        case "PropertyChanged":
+            guard let (name, value) = try? message.decode(String.self, Variant.self) else { return output.malformed(message) }
+            decodedSignals &+= 1
+            if name == "EmergencyNumbers" { emergencyNumbers(value, modem: modem) }
         case "CallRemoved":
             guard let object = try? message.decode(ObjectPath.self) else { return output.malformed(message) }
             let path = object.rawValue

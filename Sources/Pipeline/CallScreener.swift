@@ -51,7 +51,18 @@ public final class CallScreener {
     /// nil: screening is off (no rules, or a rules file that could not be read: fail open).
     public var rules: ScreeningRules?
     /// Emergency numbers the stacks listed, beyond `EmergencyNumbers.common`.
-    public var stackEmergencyNumbers: Set<String> = []
+    public private(set) var stackEmergencyNumbers: Set<String> = []
+    /// What each modem's stack listed, by "BACKEND MODEM".
+    private var listedByStack: [String: [String]] = [:]
+    static let listingLimit = 64
+
+    /// The emergency numbers a stack lists for one modem (its whole list, each time it changes):
+    /// an outgoing call to any of them, as to a common one, keeps every rule off for an hour.
+    public func stackListed(_ numbers: [String], modem: String) {
+        guard listedByStack[modem] != nil || listedByStack.count < CallScreener.listingLimit else { return }
+        listedByStack[modem] = numbers.isEmpty ? nil : numbers
+        stackEmergencyNumbers = Set(listedByStack.values.joined())
+    }
     private let contacts: ContactDirectory?
     private let hangUp: (CallKey, @escaping (String?) -> Void) -> Void
     private let localTime: (Double) -> LocalTime
@@ -77,6 +88,47 @@ public final class CallScreener {
 
     public func decision(for id: String) -> ScreenedCall? { decided[id] }
 
+    /// How long a ModemManager call may ring in without a number before it is a withheld caller
+    /// (docs/screening.md, "Withheld callers"): a modem sends `+CLIP` with every `RING`, and
+    /// networks repeat `RING` every few seconds, so by then the number would have come.
+    public static let withheldAfter: Double = 6
+    /// ModemManager's incoming calls ringing without a number, and since when.
+    private var numberless: [String: (call: CallSnapshot, since: Double)] = [:]
+
+    /// When the oldest numberless ModemManager call becomes a withheld caller (wall clock); nil
+    /// when there is none: the daemon arms a timer for it.
+    public var withheldDeadline: Double? {
+        numberless.values.map(\.since).min().map { $0 + CallScreener.withheldAfter }
+    }
+
+    /// Decides, as withheld callers, the numberless ModemManager calls that have rung in for
+    /// `withheldAfter` by `now`; oldest first.
+    public func screenNumberless(now: Double) -> [ScreenedCall] {
+        let due = numberless.values.filter { now >= $0.since + CallScreener.withheldAfter }.sorted { $0.since < $1.since }
+        var made: [ScreenedCall] = []
+        for entry in due {
+            numberless.removeValue(forKey: entry.call.id)
+            if let done = screen(entry.call, now: now, withheld: true) { made.append(done) }
+        }
+        return made
+    }
+
+    /// ModemManager gives a withheld caller no number at all, and an empty number also means "not
+    /// known yet" (docs/modem-stacks.md §1.6): such a call is followed until its number comes,
+    /// it stops ringing in, or `withheldAfter` has passed.
+    private func followNumberless(_ call: CallSnapshot) {
+        if call.key.backend == .modemManager, call.direction == .incoming, call.state == .incoming, call.number.isEmpty,
+           !call.initial, decided[call.id] == nil, !screenedIDs.contains(call.id) {
+            if numberless[call.id] == nil, numberless.count < CallScreener.recentLimit {
+                numberless[call.id] = (call, call.firstSeen)
+            } else if let since = numberless[call.id]?.since {
+                numberless[call.id] = (call, since)
+            }
+        } else {
+            numberless.removeValue(forKey: call.id)
+        }
+    }
+
     /// Decides the calls of `events` whose number is now known, at `now`; the decisions are to be
     /// sent after the events themselves.
     public func screen(_ events: [TrackerEvent], now: Double) -> [ScreenedCall] {
@@ -85,9 +137,11 @@ public final class CallScreener {
             switch event {
             case .transition(let call, let previous):
                 if previous == nil { remember(call) }
+                followNumberless(call)
                 if let done = screen(call, now: now) { made.append(done) }
             case .updated(let call):
                 if call.direction == .outgoing || !call.number.isEmpty { remember(call) }
+                followNumberless(call)
                 if let done = screen(call, now: now) { made.append(done) }
             default:
                 break
@@ -137,8 +191,9 @@ public final class CallScreener {
 
     private var screenedIDs: Set<String> = []
 
-    private func screen(_ call: CallSnapshot, now: Double) -> ScreenedCall? {
-        guard let rules, call.direction == .incoming, call.state == .incoming, !call.number.isEmpty,
+    /// `withheld`: a numberless call decided as a withheld caller.
+    private func screen(_ call: CallSnapshot, now: Double, withheld: Bool = false) -> ScreenedCall? {
+        guard let rules, call.direction == .incoming, call.state == .incoming, !call.number.isEmpty || withheld,
               !call.initial, decided[call.id] == nil, !screenedIDs.contains(call.id) else { return nil }
         screenedIDs.insert(call.id)
         if screenedIDs.count > CallScreener.recentLimit { screenedIDs = [call.id] }
@@ -151,7 +206,8 @@ public final class CallScreener {
             }
             if facts.lastIncoming != nil && facts.lastOutgoing != nil { break }
         }
-        guard let decision = rules.decide(number: call.number, facts: facts, now: now, local: localTime(now)) else {
+        guard let decision = rules.decide(number: withheld ? "withheld" : call.number, facts: facts, now: now,
+                                          local: localTime(now)) else {
             return nil
         }
         let screened = ScreenedCall(call: call, decision: decision, hangup: decision.action == .reject ? .requested : nil)

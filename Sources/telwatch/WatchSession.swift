@@ -31,6 +31,8 @@ final class WatchSession {
     private var mqtt: MQTTSink?
     /// Call screening (`--screening`): decides before the pipeline sees a call's events.
     private var screening: WatchScreening!
+    /// Armed only while a ModemManager call rings in without a number: when it becomes a withheld caller.
+    private var withheldTimer: TimerSource?
     /// Parses the options again (SIGHUP); nil when they cannot be read again.
     var reloadOptions: () throws -> WatchOptions? = { nil }
     private var monitor: CallMonitor!
@@ -135,8 +137,10 @@ final class WatchSession {
             self.pipeline.send(.calls(screener.unmissed(events), time: now))
             for decision in screened { self.pipeline.send(.screened(decision, time: now)) }
             screener.delivered(events)
+            self.armWithheld()
         }, onNotice: { [weak self] notice in self?.noticed(notice) })
         self.monitor = monitor
+        withheldTimer = try loop.timer { [weak self] in self?.numberlessDue() }
         hangUp = { [unowned monitor] key, done in monitor.hangUp(key, done: done) }
         screener.onHangupFailed = { [weak self] failed in
             warn("screening: the stack did not hang up call \(failed.call.id.prefix(8)) (\(failed.decision.ruleText)): "
@@ -266,8 +270,26 @@ final class WatchSession {
         }
     }
 
+    /// The timer follows the screener's deadline: armed for the oldest numberless call, off when none.
+    private func armWithheld() {
+        guard let deadline = screening.screener.withheldDeadline else {
+            if withheldTimer?.isArmed == true { withheldTimer?.cancel() }
+            return
+        }
+        withheldTimer?.schedule(after: deadline - wallClockNow())
+    }
+
+    private func numberlessDue() {
+        let now = wallClockNow()
+        for decision in screening.screener.screenNumberless(now: now) { pipeline.send(.screened(decision, time: now)) }
+        armWithheld()
+    }
+
     private func noticed(_ notice: BackendNotice) {
         let now = wallClockNow()
+        if case .emergencyNumbers(let kind, let modem, let numbers) = notice {
+            screening.screener.stackListed(numbers, modem: kind.rawValue + " " + modem)
+        }
         pipeline.send(.backend(notice, time: now))
         switch notice {
         case .synced(let kind, _, _), .serviceAbsent(let kind), .syncRefused(let kind, _), .syncFailed(let kind, _):

@@ -107,4 +107,39 @@ final class ModemIdentityTests: MonitorTestCase {
         XCTAssertEqual(self.call("B")?.modemIdentity, ModemIdentity(equipmentID: "356938000000001"))
         XCTAssertEqual(malformedNotices, [])
     }
+
+    // MARK: Emergency numbers (docs/screening.md)
+
+    private func emergencyNumbers(_ kind: BackendKind, _ modem: String) -> [[String]] {
+        notices.compactMap { notice in
+            guard case .emergencyNumbers(kind, modem, let numbers) = notice else { return nil }
+            return numbers
+        }
+    }
+
+    func testModemManagerReadsTheSIMsEmergencyNumbersInTheSyncKeepingDigitsOnly() throws {
+        try startMock(.modemManager, #"{"sim_emergency_numbers": ["112", "911", "1\u001b2", "1234567", "", "118"]}"#)
+        try startMonitor(.modemManager)
+        XCTAssertEqual(emergencyNumbers(.modemManager, mmModem0), [["112", "911", "118"]], "known once synced")
+        XCTAssertEqual(notices.last, .synced(.modemManager, modems: 1, calls: 0))
+        // A modem that comes later: its SIM is read when it appears.
+        let second = try mockPath(.modemManager, "AddModem", "wwan")
+        waitForNotice("the new modem's SIM") { $0 == .emergencyNumbers(.modemManager, modem: second, ["112", "911", "118"]) }
+        XCTAssertEqual(malformedNotices, [])
+    }
+
+    func testModemManagerWithoutASIMListsNothing() throws {
+        try startMock(.modemManager)
+        try startMonitor(.modemManager)
+        _ = try mockPath(.modemManager, "Ring", try ObjectPath(mmModem0), "+15551234")
+        expect(["A new -> incoming.ringing incoming '+15551234' reason=incoming-new", "busy A"])
+        XCTAssertEqual(emergencyNumbers(.modemManager, mmModem0), [])
+    }
+
+    func testOfonoReadsTheVoiceCallManagersEmergencyNumbersInTheSync() throws {
+        try startMock(.ofono)
+        try startMonitor(.ofono)
+        XCTAssertEqual(emergencyNumbers(.ofono, ofonoModem), [["08", "000", "110", "112", "118", "119", "911", "999"]])
+        XCTAssertEqual(notices.last, .synced(.ofono, modems: 1, calls: 0))
+    }
 }

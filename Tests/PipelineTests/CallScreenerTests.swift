@@ -55,6 +55,16 @@ final class CallScreenerTests: XCTestCase {
         XCTAssertEqual(later.first?.action, .reject)
     }
 
+    func testANumberOnlyTheStackListsIsAnEmergencyNumberToo() throws {
+        let screening = try screener("block +1900*\n")
+        screening.stackListed(["08", "1122"], modem: "ofono /phonesim")
+        _ = screening.screen([.transition(call("e", .outgoing, "1122", at: 1000), previous: nil)], now: 1000)
+        let back = screening.screen([.transition(call("b", .incoming, "+19005550100", at: 1100), previous: nil)], now: 1100)
+        XCTAssertEqual(back.map(\.decision), [ScreeningDecision(action: .allow, rule: .emergency)])
+        screening.stackListed([], modem: "ofono /phonesim")
+        XCTAssertEqual(screening.stackEmergencyNumbers, [], "a modem's list replaces its earlier one")
+    }
+
     func testARepeatCallerRingsTheSecondTime() throws {
         let screening = try screener("unknown reject\nexcept repeat 15m\n")
         let first = screening.screen([.transition(call("1", .incoming, "+15550100", at: 1000), previous: nil)], now: 1000)
@@ -112,6 +122,44 @@ final class CallScreenerTests: XCTestCase {
         _ = screening.screen([.transition(blocked, previous: nil)], now: 1000)
         hangUps.first?.1("not authorized")
         XCTAssertEqual(missedFlags(screening.unmissed(unanswered(blocked))), ["f ended missed=true", "f missed"])
+    }
+
+    private func mmCall(_ id: String, _ number: String, at time: Double = 1000) -> CallSnapshot {
+        call(id, .incoming, number, at: time)
+    }
+
+    func testAModemManagerCallRingingWithoutANumberIsAWithheldCallerOnceACLIPWouldHaveCome() throws {
+        let screening = try screener("withheld reject\n")
+        XCTAssertTrue(screening.screen([.transition(mmCall("w", ""), previous: nil)], now: 1000).isEmpty)
+        XCTAssertEqual(screening.withheldDeadline, 1000 + CallScreener.withheldAfter)
+        XCTAssertTrue(screening.screenNumberless(now: 1000 + CallScreener.withheldAfter - 0.5).isEmpty, "not yet")
+        XCTAssertNil(screening.action(for: "w"))
+        let made = screening.screenNumberless(now: 1000 + CallScreener.withheldAfter)
+        XCTAssertEqual(made.map(\.decision.rule), [.withheld])
+        XCTAssertEqual(made.first?.action, .reject)
+        XCTAssertEqual(made.first?.call.number, "", "the call's own number is kept as the stack gave it")
+        XCTAssertEqual(hangUps.map(\.0.path), ["/c/w"])
+        XCTAssertNil(screening.withheldDeadline, "nothing left to wait for: no timer")
+        XCTAssertTrue(screening.screenNumberless(now: 2000).isEmpty, "decided once")
+    }
+
+    func testANumberThatComesOrAnEndBeforeTheDeadlineIsNoWithheldCaller() throws {
+        let screening = try screener("withheld reject\n")
+        _ = screening.screen([.transition(mmCall("late", ""), previous: nil), .transition(mmCall("gone", ""), previous: nil)],
+                             now: 1000)
+        XCTAssertTrue(screening.screen([.updated(mmCall("late", "+15550100"))], now: 1002).isEmpty, "a number no rule names")
+        var ended = mmCall("gone", "")
+        ended.state = .disconnected
+        _ = screening.screen([.transition(ended, previous: .incoming)], now: 1003)
+        XCTAssertNil(screening.withheldDeadline)
+        XCTAssertTrue(screening.screenNumberless(now: 2000).isEmpty)
+        XCTAssertTrue(hangUps.isEmpty)
+
+        // oFono names a withheld caller itself: an empty number there is only "not known yet".
+        let ofono = CallSnapshot(id: "o", key: CallKey(backend: .ofono, path: "/phonesim/voicecall01"), modem: "/phonesim",
+                                 direction: .incoming, number: "", state: .incoming, detail: .ringing, firstSeen: 3000)
+        _ = screening.screen([.transition(ofono, previous: nil)], now: 3000)
+        XCTAssertNil(screening.withheldDeadline)
     }
 
     func testNoRulesScreenNothing() throws {

@@ -396,7 +396,7 @@ final class JSONSchemaTests: XCTestCase {
         case .syncRefused: return ("sync-refused", head + ["message:string"])
         case .syncFailed: return ("sync-failed", head + ["message:string"])
         case .callUnreadable, .rejectedSignal, .rejectedSuppressed, .malformed, .malformedSuppressed,
-             .unreadableSuppressed, .modemsChanged: return nil
+             .unreadableSuppressed, .modemsChanged, .emergencyNumbers: return nil
         }
     }
 

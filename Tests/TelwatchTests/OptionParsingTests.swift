@@ -533,7 +533,7 @@ final class OptionParsingTests: XCTestCase {
 
     func testLogTakesOnlyWhatItsUsageLineNamesAndItsOwnFilters() throws {
         XCTAssertEqual(LogCommand.acceptedOptions, ["--json", "--redact-numbers", "--state-dir", "--config", "--missed",
-                                                    "--unseen", "--since", "--number", "--limit", "--csv", "--mark-seen"])
+                                                    "--unseen", "--screened", "--since", "--number", "--limit", "--csv", "--mark-seen"])
         try assertTakes("log", exactly: LogCommand.acceptedOptions, configPath: try config("state-dir = /from/file\n"))
     }
 

@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import Glibc
 import Loop
+import Pipeline
 import TestSupport
 import XCTest
 
@@ -64,6 +65,26 @@ final class ScreeningCommandTests: CommandTestCase {
         XCTAssertTrue(line.contains("rule=\"unknown (\(rulesPath):1)\""), line)
         XCTAssertFalse(line.contains("\u{1B}"), line)
         watch.signal(SIGINT)
+        XCTAssertEqual(watch.wait(timeout: 10), .exited(0))
+    }
+
+    /// The fake ModemManager's bare RING with no +CLIP ever: a withheld caller once a number would
+    /// have come (CallScreener.withheldAfter), then hung up like any rejected call.
+    func testAModemManagerCallThatNeverGetsANumberIsAWithheldCaller() throws {
+        try startModemManager()
+        try writeRules("withheld reject\n")
+        let watch = try startWatch(["--screening", rulesPath])
+        let call = try ring("")
+        let incoming = try XCTUnwrap(nextEvent(watch, "incoming"), watch.log())
+        XCTAssertEqual(incoming["number"] as? String, "")
+        let screened = try XCTUnwrap(nextEvent(watch, "screened", timeout: CallScreener.withheldAfter + 10), watch.log())
+        XCTAssertEqual(screened["call_id"] as? String, incoming["call_id"] as? String)
+        XCTAssertEqual(screened["rule"] as? String, "withheld")
+        XCTAssertEqual(screened["action"] as? String, "reject")
+        let ended = try XCTUnwrap(nextEvent(watch, "disconnected"), watch.log())
+        XCTAssertEqual(ended["path"] as? String, call)
+        XCTAssertEqual(ended["missed"] as? Bool, false)
+        watch.signal(SIGTERM)
         XCTAssertEqual(watch.wait(timeout: 10), .exited(0))
     }
 

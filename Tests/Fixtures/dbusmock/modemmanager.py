@@ -16,6 +16,9 @@ It owns org.freedesktop.ModemManager1 with the daemon's own paths and interfaces
                                               only; OperatorName "Telwatch Mobile")
                                             org.freedesktop.ModemManager1.Modem.Voice
     /org/freedesktop/ModemManager1/Call/N   org.freedesktop.ModemManager1.Call (NOT in the ObjectManager)
+    /org/freedesktop/ModemManager1/SIM/N    org.freedesktop.ModemManager1.Sim (properties only), only with
+                                              the parameter "sim_emergency_numbers": [...] (its
+                                              EmergencyNumbers, as); otherwise a modem's Sim is "/"
 
 Modem and call numbers count from 0 for the life of the process and are never reused, like the
 daemon's; restarting the mock restarts them, as restarting ModemManager does.
@@ -84,6 +87,7 @@ IS_OBJECT_MANAGER = False
 MODEM_IFACE = 'org.freedesktop.ModemManager1.Modem'
 MODEM3GPP_IFACE = 'org.freedesktop.ModemManager1.Modem.Modem3gpp'
 VOICE_IFACE = 'org.freedesktop.ModemManager1.Modem.Voice'
+SIM_IFACE = 'org.freedesktop.ModemManager1.Sim'
 CALL_IFACE = 'org.freedesktop.ModemManager1.Call'
 MODEM_PREFIX = MAIN_OBJ + '/Modem/'
 CALL_PREFIX = MAIN_OBJ + '/Call/'
@@ -140,6 +144,7 @@ class _ModemManager:
         self.calls = {}           # modem path -> call paths, newest first (the daemon prepends)
         self.call_modem = {}      # call path -> modem path
         self.next_modem = 0
+        self.sim_emergency_numbers = None
         self.next_call = 0
         self.call_waiting = {}    # modem path -> CallWaitingSetup flag
 
@@ -188,8 +193,19 @@ class _ModemManager:
         self.next_modem += 1
         path = f'{MODEM_PREFIX}{index}'
         device = f'/sys/devices/telwatch-mock/modem{index}'
+        sim = '/'
+        if self.sim_emergency_numbers is not None:
+            sim = f'{MAIN_OBJ}/SIM/{index}'
+            self.mock.AddObject(sim, SIM_IFACE, {
+                'Active': dbus.Boolean(True),
+                'SimIdentifier': dbus.String(f'8901000000000000{index:03d}'),
+                'Imsi': dbus.String(f'00101000000{index:04d}'),
+                'OperatorIdentifier': dbus.String('00101'),
+                'OperatorName': dbus.String('Telwatch Mobile'),
+                'EmergencyNumbers': dbus.Array(self.sim_emergency_numbers, signature='s'),
+            }, [])
         self.mock.AddObject(path, MODEM_IFACE, {
-            'Sim': dbus.ObjectPath('/'),
+            'Sim': dbus.ObjectPath(sim),
             'Bearers': dbus.Array([], signature='o'),
             'SupportedCapabilities': dbus.Array([dbus.UInt32(4)], signature='u'),
             'CurrentCapabilities': dbus.UInt32(4),            # GSM/UMTS
@@ -558,6 +574,8 @@ def load(mock, parameters):
     ]:
         _add_method(mock, MOCK_IFACE, name, in_sig, out_sig, impl)
 
+    if 'sim_emergency_numbers' in parameters:
+        mm.sim_emergency_numbers = [str(n) for n in parameters['sim_emergency_numbers']]
     # Start-up state is created silently: it was there before any test client connected.
     for _ in range(int(parameters.get('modems', 1))):
         mm.add_modem('', announce=False)
