@@ -24,10 +24,13 @@ check() {
 }
 # wait_for SECONDS CMD…: polls CMD until it succeeds; fails after SECONDS.
 wait_for() {
-    local deadline=$((SECONDS + $1))
+    local bound=$1 deadline=$((SECONDS + $1))
     shift
     until "$@" >/dev/null 2>&1; do
-        ((SECONDS < deadline)) || return 1
+        if ((SECONDS >= deadline)); then
+            echo "(waited in vain $bound s for: $*)"
+            return 1
+        fi
         sleep 0.5
     done
 }
@@ -331,6 +334,59 @@ check purge "apt-get purge exit $rc; left:${left:- nothing of the package}; the 
 apt-get install -y --no-install-recommends "$deb" > "$work/reinstall.log" 2>&1; rc=$?
 check reinstall "apt-get install exit $rc; $(systemctl is-enabled telwatch 2>&1), $(systemctl is-active telwatch 2>&1)" \
     sh -c '[ $1 -eq 0 ] && [ "$(systemctl is-enabled telwatch 2>&1)" = disabled ] && ! systemctl is-active -q telwatch' sh $rc
+
+# ---------------------------------------------------------------------------------------------
+say "10. the phone's way: the user unit in a lingering user's session, feedbackd, a notification"
+useradd -m phone
+uid=$(id -u phone)
+as_phone() {
+    runuser -u phone -- env HOME=/home/phone XDG_RUNTIME_DIR="/run/user/$uid" \
+        DBUS_SESSION_BUS_ADDRESS="unix:path=/run/user/$uid/bus" "$@"
+}
+loginctl enable-linger phone
+wait_for 60 test -S "/run/user/$uid/bus"
+wait_for 60 as_phone systemctl --user is-system-running --quiet --wait
+# feedbackd's stock theme busy-loops with no sound card or vibra: the project's test theme of short
+# Dummy feedbacks, in a place the phone user can read.
+install -D -m 644 "$share/feedbackd-theme.json" /usr/local/share/system-test/feedbackd-theme.json
+as_phone systemd-run --user --quiet --unit=feedbackd -E FEEDBACK_THEME=/usr/local/share/system-test/feedbackd-theme.json \
+    -E GSETTINGS_BACKEND=memory /usr/libexec/feedbackd
+as_phone systemd-run --user --quiet --unit=notifications python3 -m dbusmock --template notification_daemon
+wait_for 30 as_phone busctl --user status org.sigxcpu.Feedback
+wait_for 30 as_phone busctl --user status org.freedesktop.Notifications
+as_phone timeout 240 dbus-monitor --session "interface='org.sigxcpu.Feedback'" \
+    "interface='org.freedesktop.Notifications'" > "$work/session-monitor.out" 2>&1 &
+monitor=$!
+# The user unit reads no configuration file: the actions are turned on in a drop-in, as
+# `systemctl --user edit telwatch` would write it, with the packaged unit's own ExecStart words.
+packaged=$(sed -n '/^ExecStart=/,/[^\\]$/p' /usr/lib/systemd/user/telwatch.service | sed 's/^ExecStart=//; s/\\$//' | tr '\n' ' ')
+mkdir -p /home/phone/.config/systemd/user/telwatch.service.d
+printf '[Service]\nExecStart=\nExecStart=%s --feedback --notify\n' "$packaged" \
+    > /home/phone/.config/systemd/user/telwatch.service.d/phone.conf
+chown -R phone: /home/phone/.config
+as_phone systemctl --user daemon-reload
+timeout 90 runuser -u phone -- env XDG_RUNTIME_DIR="/run/user/$uid" DBUS_SESSION_BUS_ADDRESS="unix:path=/run/user/$uid/bus" \
+    systemctl --user enable --now telwatch > "$work/user-enable.log" 2>&1; rc=$?
+state="$(as_phone systemctl --user show -p ActiveState,SubState,StatusText telwatch | one_line)"
+check phone-unit "systemctl --user enable --now telwatch exit $rc: $state" \
+    sh -c '[ $1 -eq 0 ] && echo "$2" | grep -q "ActiveState=active SubState=running"' sh $rc "$state"
+sleep 2
+number=+15550007777
+atctl ring "$number" >/dev/null
+if wait_for 40 grep -q '"phone-incoming-call"' "$work/session-monitor.out"; then
+    ok phone-ring "feedbackd was asked for phone-incoming-call on the user's session bus"
+else
+    fail phone-ring "no TriggerFeedback phone-incoming-call; user unit: $(as_phone journalctl --user -q --no-pager -o cat -u telwatch | tail -n 5 | one_line)"
+fi
+atctl remote-hangup >/dev/null
+if wait_for 40 grep -q "\"$number at " "$work/session-monitor.out"; then
+    ok phone-missed "the missed call's notification: $(grep -m 1 -- "\"$number at " "$work/session-monitor.out" | one_line)"
+else
+    fail phone-missed "no Notify for $number; user unit: $(as_phone journalctl --user -q --no-pager -o cat -u telwatch | tail -n 5 | one_line)"
+fi
+as_phone journalctl --user -q --no-pager -u telwatch > "$share/telwatch-user-journal.txt" 2>&1
+as_phone systemctl --user stop telwatch
+kill "$monitor" 2>/dev/null; wait "$monitor" 2>/dev/null
 
 say "done"
 journalctl -q --no-pager -u telwatch > "$share/telwatch-journal.txt" 2>&1
