@@ -197,7 +197,7 @@ say "4. MQTT to the mosquitto of this system, the packaged unit unchanged"
 sed -i 's|^#mqtt = mqtt://localhost:1883$|mqtt = mqtt://localhost:1883|' /etc/telwatch/telwatch.conf
 grep -q '^mqtt = mqtt://localhost:1883$' /etc/telwatch/telwatch.conf || echo 'mqtt = mqtt://localhost:1883' >> /etc/telwatch/telwatch.conf
 timeout 60 systemctl start mosquitto
-wait_for 30 sh -c 'exec 3<>/dev/tcp/127.0.0.1/1883'
+wait_for 30 bash -c 'exec 3<>/dev/tcp/127.0.0.1/1883'
 changed=$(dpkg --verify telwatch 2>&1 | grep -v ' c /etc/telwatch/telwatch.conf$' | one_line)
 dropins=$(systemctl show -p DropInPaths --value telwatch)
 check mqtt-unit-unchanged "only the configuration differs from the package${changed:+: $changed}${dropins:+; drop-ins $dropins}" \
