@@ -390,5 +390,5 @@ kill "$monitor" 2>/dev/null; wait "$monitor" 2>/dev/null
 
 say "done"
 journalctl -q --no-pager -u telwatch > "$share/telwatch-journal.txt" 2>&1
-cp "$work"/*.log "$work"/*.out "$work"/*.err "$share/" 2>/dev/null
+cp "$work"/*.log "$work"/*.out "$work"/*.err "$work"/*.json "$share/" 2>/dev/null
 exit 0
