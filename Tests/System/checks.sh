@@ -11,7 +11,8 @@ work=/run/system-test
 mkdir -p "$work"
 : > "$results"
 deb=$(ls "$share"/telwatch_*.deb | head -n 1)
-export DEBIAN_FRONTEND=noninteractive SYSTEMD_PAGER="" LC_ALL=C.UTF-8
+# HOME as in an administrator's root shell (a unit's environment has none).
+export DEBIAN_FRONTEND=noninteractive SYSTEMD_PAGER="" LC_ALL=C.UTF-8 HOME=/root
 
 say() { echo "== $*"; }
 ok() { echo "ok $1: $2" >> "$results"; echo "ok $1: $2"; }
@@ -177,6 +178,8 @@ check log-root "exit $rc: $(echo "$out" | one_line)" \
 out=$(as_user member telwatch log --state-dir /var/lib/telwatch 2>&1); rc=$?
 check log-member "exit $rc: $(echo "$out" | one_line)" \
     sh -c '[ $1 -eq 0 ] && echo "$2" | grep -q -- "$3"' sh $rc "$out" "$number"
+out=$(as_user member telwatch log --state-dir /var/lib/telwatch --mark-seen 2>&1); rc=$?
+check log-member-mark-seen "exit $rc: $(echo "$out" | one_line)" test $rc -eq 0
 out=$(as_user outsider telwatch log --state-dir /var/lib/telwatch 2>&1); rc=$?
 check log-outsider "exit $rc: $(echo "$out" | one_line)" \
     sh -c '[ $1 -ne 0 ] && echo "$2" | grep -qi "permission denied" && echo "$2" | grep -q "adduser"' sh $rc "$out"
@@ -263,7 +266,8 @@ sleep 3
 atctl remote-hangup >/dev/null
 wait_for 30 lock_gone
 sleep 2
-telwatch log --json > "$work/log.json" 2> "$work/log.err"
+# The directory named: this check is about the rows; log-root is about finding the directory.
+telwatch log --json --state-dir /var/lib/telwatch > "$work/log.json" 2> "$work/log.err"
 verdict=$(python3 - "$work/log.json" "$number" "$t_answer" "$t_restart" <<'EOF'
 import datetime, json, sys
 path, number, answered, restarted = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
