@@ -11,7 +11,8 @@ work=/run/system-test
 mkdir -p "$work"
 : > "$results"
 deb=$(ls "$share"/telwatch_*.deb | head -n 1)
-export DEBIAN_FRONTEND=noninteractive SYSTEMD_PAGER="" LC_ALL=C.UTF-8
+# HOME as in an administrator's root shell (a unit's environment has none).
+export DEBIAN_FRONTEND=noninteractive SYSTEMD_PAGER="" LC_ALL=C.UTF-8 HOME=/root
 
 say() { echo "== $*"; }
 ok() { echo "ok $1: $2" >> "$results"; echo "ok $1: $2"; }
@@ -24,10 +25,13 @@ check() {
 }
 # wait_for SECONDS CMD…: polls CMD until it succeeds; fails after SECONDS.
 wait_for() {
-    local deadline=$((SECONDS + $1))
+    local bound=$1 deadline=$((SECONDS + $1))
     shift
     until "$@" >/dev/null 2>&1; do
-        ((SECONDS < deadline)) || return 1
+        if ((SECONDS >= deadline)); then
+            echo "(waited in vain $bound s for: $*)"
+            return 1
+        fi
         sleep 0.5
     done
 }
@@ -174,6 +178,8 @@ check log-root "exit $rc: $(echo "$out" | one_line)" \
 out=$(as_user member telwatch log --state-dir /var/lib/telwatch 2>&1); rc=$?
 check log-member "exit $rc: $(echo "$out" | one_line)" \
     sh -c '[ $1 -eq 0 ] && echo "$2" | grep -q -- "$3"' sh $rc "$out" "$number"
+out=$(as_user member telwatch log --state-dir /var/lib/telwatch --mark-seen 2>&1); rc=$?
+check log-member-mark-seen "exit $rc: $(echo "$out" | one_line)" test $rc -eq 0
 out=$(as_user outsider telwatch log --state-dir /var/lib/telwatch 2>&1); rc=$?
 check log-outsider "exit $rc: $(echo "$out" | one_line)" \
     sh -c '[ $1 -ne 0 ] && echo "$2" | grep -qi "permission denied" && echo "$2" | grep -q "adduser"' sh $rc "$out"
@@ -194,7 +200,7 @@ say "4. MQTT to the mosquitto of this system, the packaged unit unchanged"
 sed -i 's|^#mqtt = mqtt://localhost:1883$|mqtt = mqtt://localhost:1883|' /etc/telwatch/telwatch.conf
 grep -q '^mqtt = mqtt://localhost:1883$' /etc/telwatch/telwatch.conf || echo 'mqtt = mqtt://localhost:1883' >> /etc/telwatch/telwatch.conf
 timeout 60 systemctl start mosquitto
-wait_for 30 sh -c 'exec 3<>/dev/tcp/127.0.0.1/1883'
+wait_for 30 bash -c 'exec 3<>/dev/tcp/127.0.0.1/1883'
 changed=$(dpkg --verify telwatch 2>&1 | grep -v ' c /etc/telwatch/telwatch.conf$' | one_line)
 dropins=$(systemctl show -p DropInPaths --value telwatch)
 check mqtt-unit-unchanged "only the configuration differs from the package${changed:+: $changed}${dropins:+; drop-ins $dropins}" \
@@ -260,7 +266,8 @@ sleep 3
 atctl remote-hangup >/dev/null
 wait_for 30 lock_gone
 sleep 2
-telwatch log --json > "$work/log.json" 2> "$work/log.err"
+# The directory named: this check is about the rows; log-root is about finding the directory.
+telwatch log --json --state-dir /var/lib/telwatch > "$work/log.json" 2> "$work/log.err"
 verdict=$(python3 - "$work/log.json" "$number" "$t_answer" "$t_restart" <<'EOF'
 import datetime, json, sys
 path, number, answered, restarted = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
@@ -332,7 +339,60 @@ apt-get install -y --no-install-recommends "$deb" > "$work/reinstall.log" 2>&1; 
 check reinstall "apt-get install exit $rc; $(systemctl is-enabled telwatch 2>&1), $(systemctl is-active telwatch 2>&1)" \
     sh -c '[ $1 -eq 0 ] && [ "$(systemctl is-enabled telwatch 2>&1)" = disabled ] && ! systemctl is-active -q telwatch' sh $rc
 
+# ---------------------------------------------------------------------------------------------
+say "10. the phone's way: the user unit in a lingering user's session, feedbackd, a notification"
+useradd -m phone
+uid=$(id -u phone)
+as_phone() {
+    runuser -u phone -- env HOME=/home/phone XDG_RUNTIME_DIR="/run/user/$uid" \
+        DBUS_SESSION_BUS_ADDRESS="unix:path=/run/user/$uid/bus" "$@"
+}
+loginctl enable-linger phone
+wait_for 60 test -S "/run/user/$uid/bus"
+wait_for 60 as_phone systemctl --user is-system-running --quiet --wait
+# feedbackd's stock theme busy-loops with no sound card or vibra: the project's test theme of short
+# Dummy feedbacks, in a place the phone user can read.
+install -D -m 644 "$share/feedbackd-theme.json" /usr/local/share/system-test/feedbackd-theme.json
+as_phone systemd-run --user --quiet --unit=feedbackd -E FEEDBACK_THEME=/usr/local/share/system-test/feedbackd-theme.json \
+    -E GSETTINGS_BACKEND=memory /usr/libexec/feedbackd
+as_phone systemd-run --user --quiet --unit=notifications python3 -m dbusmock --template notification_daemon
+wait_for 30 as_phone busctl --user status org.sigxcpu.Feedback
+wait_for 30 as_phone busctl --user status org.freedesktop.Notifications
+as_phone timeout 240 dbus-monitor --session "interface='org.sigxcpu.Feedback'" \
+    "interface='org.freedesktop.Notifications'" > "$work/session-monitor.out" 2>&1 &
+monitor=$!
+# The user unit reads no configuration file: the actions are turned on in a drop-in, as
+# `systemctl --user edit telwatch` would write it, with the packaged unit's own ExecStart words.
+packaged=$(sed -n '/^ExecStart=/,/[^\\]$/p' /usr/lib/systemd/user/telwatch.service | sed 's/^ExecStart=//; s/\\$//' | tr '\n' ' ')
+mkdir -p /home/phone/.config/systemd/user/telwatch.service.d
+printf '[Service]\nExecStart=\nExecStart=%s --feedback --notify\n' "$packaged" \
+    > /home/phone/.config/systemd/user/telwatch.service.d/phone.conf
+chown -R phone: /home/phone/.config
+as_phone systemctl --user daemon-reload
+timeout 90 runuser -u phone -- env XDG_RUNTIME_DIR="/run/user/$uid" DBUS_SESSION_BUS_ADDRESS="unix:path=/run/user/$uid/bus" \
+    systemctl --user enable --now telwatch > "$work/user-enable.log" 2>&1; rc=$?
+state="$(as_phone systemctl --user show -p ActiveState,SubState,StatusText telwatch | one_line)"
+check phone-unit "systemctl --user enable --now telwatch exit $rc: $state" \
+    sh -c '[ $1 -eq 0 ] && echo "$2" | grep -q "ActiveState=active SubState=running"' sh $rc "$state"
+sleep 2
+number=+15550007777
+atctl ring "$number" >/dev/null
+if wait_for 40 grep -q '"phone-incoming-call"' "$work/session-monitor.out"; then
+    ok phone-ring "feedbackd was asked for phone-incoming-call on the user's session bus"
+else
+    fail phone-ring "no TriggerFeedback phone-incoming-call; user unit: $(as_phone journalctl --user -q --no-pager -o cat -u telwatch | tail -n 5 | one_line)"
+fi
+atctl remote-hangup >/dev/null
+if wait_for 40 grep -q "\"$number at " "$work/session-monitor.out"; then
+    ok phone-missed "the missed call's notification: $(grep -m 1 -- "\"$number at " "$work/session-monitor.out" | one_line)"
+else
+    fail phone-missed "no Notify for $number; user unit: $(as_phone journalctl --user -q --no-pager -o cat -u telwatch | tail -n 5 | one_line)"
+fi
+as_phone journalctl --user -q --no-pager -u telwatch > "$share/telwatch-user-journal.txt" 2>&1
+as_phone systemctl --user stop telwatch
+kill "$monitor" 2>/dev/null; wait "$monitor" 2>/dev/null
+
 say "done"
 journalctl -q --no-pager -u telwatch > "$share/telwatch-journal.txt" 2>&1
-cp "$work"/*.log "$work"/*.out "$work"/*.err "$share/" 2>/dev/null
+cp "$work"/*.log "$work"/*.out "$work"/*.err "$work"/*.json "$share/" 2>/dev/null
 exit 0
