@@ -15,6 +15,7 @@
 #define TELWATCH_MOSQUITTO_FUNCTIONS(X) \
     X(lib_init) X(new) X(destroy) X(int_option) X(username_pw_set) X(will_set) X(tls_set) \
     X(connect_callback_set) X(disconnect_callback_set) X(publish_callback_set) X(log_callback_set) \
+    X(message_callback_set) X(subscribe) \
     X(connect_async) X(socket) X(publish) X(disconnect) X(want_write) X(loop_read) X(loop_write) \
     X(loop_misc) X(connack_string) X(strerror)
 

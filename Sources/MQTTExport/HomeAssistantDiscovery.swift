@@ -3,7 +3,8 @@ import Pipeline
 /// Home Assistant's MQTT discovery (docs/mqtt.md, "Home Assistant"): one retained config per
 /// entity under `PREFIX/COMPONENT/telwatch_NODE/ENTITY/config`, all of one device per host, all
 /// reading the retained `TOPIC/state` and available while `TOPIC/status` is `online`. "Missed
-/// calls unseen" exists only with a call history (its config is removed otherwise). Only keys
+/// calls unseen" exists only with a call history, "Calls blocked today" only with call screening
+/// (their configs are removed otherwise). Only keys
 /// of Home Assistant's documented discovery schema are written (a test checks them).
 struct HomeAssistantDiscovery {
     let settings: MQTTSettings
@@ -11,6 +12,8 @@ struct HomeAssistantDiscovery {
     let redactNumbers: Bool
     /// A call history exists to count missed calls from.
     let countsMissedCalls: Bool
+    /// Call screening is on: it counts the calls it blocked today.
+    let countsBlockedCalls: Bool
 
     /// `[a-zA-Z0-9_-]` only, as discovery topics and ids require.
     var node: String {
@@ -19,12 +22,12 @@ struct HomeAssistantDiscovery {
 
     enum Entity: String, CaseIterable {
         case ringing, callLive = "call_live", callState = "call_state", lastCaller = "last_caller"
-        case missedUnseen = "missed_unseen"
+        case missedUnseen = "missed_unseen", blockedToday = "blocked_today"
 
         var component: String {
             switch self {
             case .ringing, .callLive: return "binary_sensor"
-            case .callState, .lastCaller, .missedUnseen: return "sensor"
+            case .callState, .lastCaller, .missedUnseen, .blockedToday: return "sensor"
             }
         }
     }
@@ -39,6 +42,7 @@ struct HomeAssistantDiscovery {
         Entity.allCases.map { entity in
             if entity == .lastCaller && redactNumbers { return (topic(entity), "") }
             if entity == .missedUnseen && !countsMissedCalls { return (topic(entity), "") }
+            if entity == .blockedToday && !countsBlockedCalls { return (topic(entity), "") }
             return (topic(entity), config(entity))
         }
     }
@@ -69,6 +73,12 @@ struct HomeAssistantDiscovery {
             object.add("icon", "mdi:phone-missed")
             object.add("state_class", "measurement")
             object.add("value_template", "{{ value_json.missed_unseen | default(0) }}")
+        case .blockedToday:
+            object.add("name", "Calls blocked today")
+            object.add("icon", "mdi:phone-cancel")
+            // Back to 0 at local midnight: Home Assistant reads the drop as a new cycle.
+            object.add("state_class", "total_increasing")
+            object.add("value_template", "{{ value_json.blocked_today | default(0) }}")
         }
         if entity.component == "binary_sensor" {
             object.add("payload_on", "ON")

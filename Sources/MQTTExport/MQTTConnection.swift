@@ -36,6 +36,8 @@ final class MQTTConnection: LoopHook {
     var onEnded: (Ending) -> Void = { _ in }
     /// The broker acknowledged (PUBACK) the QoS 1 message with this id.
     var onAcknowledged: (Int32) -> Void = { _ in }
+    /// A message arrived on a topic this connection subscribed to.
+    var onMessage: (MQTTMessage) -> Void = { _ in }
 
     init(loop: EventLoop) {
         self.loop = loop
@@ -77,6 +79,13 @@ final class MQTTConnection: LoopHook {
         }
         mosquitto.publish_callback_set(handle) { _, object, mid in
             MQTTConnection.from(object)?.onAcknowledged(mid)
+        }
+        mosquitto.message_callback_set(handle) { _, object, message in
+            guard let message = message?.pointee, let topic = message.topic else { return }
+            let payload = message.payloadlen > 0 && message.payload != nil
+                ? Array(UnsafeRawBufferPointer(start: message.payload, count: Int(message.payloadlen))) : []
+            MQTTConnection.from(object)?.onMessage(MQTTMessage(topic: String(cString: topic), payload: payload,
+                                                               retained: message.retain))
         }
         mosquitto.log_callback_set(handle) { _, object, level, message in
             guard level & (MOSQ_LOG_ERR) != 0, let message else { return }
@@ -127,6 +136,13 @@ final class MQTTConnection: LoopHook {
             loop.soon { [weak self] in self?.end(reason) }
             return .failure(MQTTProblem(.lost, reason))
         }
+    }
+
+    /// Subscribes to `topic` (QoS 1); false when the request could not be queued.
+    @discardableResult
+    func subscribe(_ topic: String) -> Bool {
+        guard let handle, isConnected else { return false }
+        return mosquitto.subscribe(handle, nil, topic, 1) == MOSQ_ERR_SUCCESS.rawValue
     }
 
     /// Says goodbye (a clean DISCONNECT: the broker publishes no last will) and ends.
@@ -210,6 +226,14 @@ final class MQTTConnection: LoopHook {
         if code == MOSQ_ERR_CONN_LOST.rawValue { return "the connection was lost" }
         return mosquitto.strerror(code).map { String(cString: $0) } ?? "error \(code)"
     }
+}
+
+/// A message the broker delivered on a subscribed topic.
+struct MQTTMessage {
+    var topic: String
+    var payload: [UInt8]
+    /// A retained message: the broker's copy of an old one, not something sent now.
+    var retained: Bool
 }
 
 /// What went wrong with MQTT, by kind: the stderr line is said once per kind until it is fixed.

@@ -20,6 +20,9 @@ final class MQTTLink {
     var onConnected: () -> Void = {}
     var onDisconnected: () -> Void = {}
     var onAcknowledged: (Int32) -> Void = { _ in }
+    /// Topics subscribed to on every connection (each starts a clean session).
+    var subscriptions: [String] = []
+    var onMessage: (MQTTMessage) -> Void = { _ in }
 
     var isConnected: Bool { connection?.isConnected ?? false }
 
@@ -76,6 +79,7 @@ final class MQTTLink {
         let connection = MQTTConnection(loop: loop)
         connection.onConnected = { [weak self] in self?.connected() }
         connection.onAcknowledged = { [weak self] mid in self?.onAcknowledged(mid) }
+        connection.onMessage = { [weak self] message in self?.onMessage(message) }
         connection.onEnded = { [weak self, weak connection] ending in
             guard let self, let connection, self.connection === connection else { return }
             self.ended(ending)
@@ -100,6 +104,9 @@ final class MQTTLink {
         attempts = 0
         if lastProblem != nil { report("mqtt: connected to \(settings.broker.url) again") }
         lastProblem = nil
+        for topic in subscriptions where connection?.subscribe(topic) != true {
+            report("mqtt: cannot subscribe to \(topic); its commands are not heard on this connection")
+        }
         onConnected()
     }
 

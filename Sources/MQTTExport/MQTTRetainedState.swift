@@ -15,6 +15,8 @@ public struct MQTTTopics: Sendable {
     public var state: String { root + "/state" }
     /// Every event, QoS 1, not retained.
     public var events: String { root + "/events" }
+    /// Where commands are taken from with `--mqtt-commands` (`silence CALL_ID`).
+    public var command: String { root + "/command" }
     public let discoveryPrefix: String
 
     public init(root: String, discoveryPrefix: String) {
@@ -33,6 +35,12 @@ struct MQTTRetainedState {
     private var lastCaller: (number: String, name: String?)?
     /// Missed calls not seen yet, from the call history; nil without one.
     var missedUnseen: Int?
+    /// The calls screening rejected or ignored on one local day (`LocalDay.number`), for Home
+    /// Assistant's "calls blocked today"; a reject whose hang-up failed rang, and leaves it.
+    private var blocked: (day: Int, calls: Set<String>) = (0, [])
+    var blockedToday: Int { blocked.calls.count }
+    /// Whether call screening is on: `blocked_today` is published only then.
+    var countsBlockedCalls = false
     /// Whether the last `note` changed a retained topic.
     private(set) var changed = false
 
@@ -53,9 +61,31 @@ struct MQTTRetainedState {
             default: return
             }
             changed = true
+        case .screened(let screened, let time):
+            let day = LocalDay.number(of: time)
+            if day != blocked.day { blocked = (day, []) }
+            let before = blocked.calls.count
+            if screened.action == .reject || screened.action == .ignore {
+                guard blocked.calls.count < MQTTRetainedState.blockedLimit else { return }
+                blocked.calls.insert(screened.call.id)
+            } else {
+                blocked.calls.remove(screened.call.id)
+            }
+            changed = blocked.calls.count != before
         default:
             break
         }
+    }
+
+    static let blockedLimit = 100_000
+
+    /// A new local day began at `now`: the count starts again. Whether it changed.
+    mutating func newDay(at now: Double) -> Bool {
+        let day = LocalDay.number(of: now)
+        guard day != blocked.day else { return false }
+        let had = blocked.calls.count
+        blocked = (day, [])
+        return had > 0
     }
 
     private mutating func note(_ event: TrackerEvent, time: Double) {
@@ -105,6 +135,7 @@ struct MQTTRetainedState {
             stateObject.add("last_caller_name", lastCaller.flatMap { schema.contacts?.name(for: $0.number) ?? $0.name })
         }
         if let missedUnseen { stateObject.add("missed_unseen", missedUnseen) }
+        if countsBlockedCalls { stateObject.add("blocked_today", blockedToday) }
         return [(topics.calls, Array(array.utf8)), (topics.run, runObject.lineBytes),
                 (topics.state, stateObject.lineBytes)]
     }

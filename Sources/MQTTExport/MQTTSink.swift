@@ -45,6 +45,19 @@ public final class MQTTSink: EventSink, LoopHook {
     /// Whether a call history feeds `missedUnseen` (Home Assistant's "missed calls unseen").
     public var countsMissedCalls = false
 
+    /// Whether call screening is on: the retained state counts the calls it blocked today.
+    public var countsBlockedCalls: Bool {
+        get { state.countsBlockedCalls }
+        set { state.countsBlockedCalls = newValue }
+    }
+
+    /// Silences a live call's ring (`silence CALL_ID` on `TOPIC/command`, `--mqtt-commands`).
+    public var silence: (String) -> SilenceOutcome = { _ in .noSuchCall }
+    /// Refusals said on stderr since the last command that worked: each kind once.
+    private var saidRefusals: Set<String> = []
+    /// Armed only while calls blocked today are counted: at local midnight the count starts again.
+    private var midnightTimer: TimerSource?
+
     /// Missed calls not seen yet, as the history counts them: retained in `TOPIC/state`. Said by
     /// the history's own loop hook, which comes after this sink's in a turn: the next turn
     /// publishes it (`soon` makes sure there is one).
@@ -80,6 +93,10 @@ public final class MQTTSink: EventSink, LoopHook {
         link.onConnected = { [weak self] in self?.connected() }
         link.onDisconnected = { [weak self] in self?.disconnected() }
         link.onAcknowledged = { [weak self] mid in self?.acknowledged(mid) }
+        if settings.commands {
+            link.subscriptions = [topics.command]
+            link.onMessage = { [weak self] message in self?.command(message) }
+        }
         loop.addHook(self)
         link.start()
     }
@@ -88,12 +105,64 @@ public final class MQTTSink: EventSink, LoopHook {
         guard !finished else { return }
         state.note(event)
         retainedDirty = retainedDirty || state.changed
+        if case .screened = event { followMidnight() }
         schema.records(of: event, liveCalls: liveCalls, seconds: seconds) { object in
             guard let outbox else { return }
             let seq = outbox.takeSeq()
             object.add("seq", seq)
             store(seq: seq, payload: object.line)
         }
+    }
+
+    /// The timer is armed while the count is not 0: a day with no blocked call needs no wakeup.
+    private func followMidnight() {
+        guard state.blockedToday > 0 else {
+            midnightTimer?.cancel()
+            midnightTimer = nil
+            return
+        }
+        guard midnightTimer == nil else { return }
+        do {
+            let timer = try loop.timer { [weak self] in self?.midnight() }
+            timer.schedule(after: max(0, LocalDay.nextMidnight(after: wallClockNow()) - wallClockNow()))
+            midnightTimer = timer
+        } catch {
+            report("mqtt: no timer for local midnight (\(error)): calls blocked today counts on into tomorrow")
+        }
+    }
+
+    private func midnight() {
+        midnightTimer = nil
+        if state.newDay(at: wallClockNow()) {
+            retainedDirty = true
+            loop.soon {}
+        } else {
+            // Woken early (the clock was set back): the day has not turned yet.
+            followMidnight()
+        }
+    }
+
+    /// A message on `TOPIC/command`: `silence CALL_ID` silences the call; anything else, a call
+    /// that is not live or not ringing, is one line on stderr (each kind once until one works).
+    private func command(_ message: MQTTMessage) {
+        switch MQTTCommand.parse(message) {
+        case .failure(let refusal):
+            refused("\(refusal)", kind: "\(refusal)")
+        case .success(.silence(let id)):
+            switch silence(id) {
+            case .silenced, .quietAlready:
+                saidRefusals.removeAll()
+            case .noSuchCall:
+                refused("silence: no live call has the id \(id)", kind: "no such call")
+            case .notRinging(let state):
+                refused("silence: call \(id.prefix(8)) is not ringing in (it is \(state.rawValue))", kind: "not ringing")
+            }
+        }
+    }
+
+    private func refused(_ why: String, kind: String) {
+        guard saidRefusals.insert(kind).inserted else { return }
+        report("mqtt: a command on \(state.topics.command) was refused: \(why)")
     }
 
     /// telwatch is stopping: `offline` (retained) and a clean goodbye; the outbox keeps what waits.
@@ -234,7 +303,8 @@ public final class MQTTSink: EventSink, LoopHook {
         guard settings.homeAssistant else { return }
         for (topic, payload) in HomeAssistantDiscovery(settings: settings, topics: state.topics,
                                                        redactNumbers: schema.redactNumbers,
-                                                       countsMissedCalls: countsMissedCalls).configs() {
+                                                       countsMissedCalls: countsMissedCalls,
+                                                       countsBlockedCalls: countsBlockedCalls).configs() {
             link.publish(topic, Array(payload.utf8), qos: 1, retain: true)
         }
     }

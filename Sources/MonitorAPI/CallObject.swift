@@ -11,17 +11,20 @@ enum CallObject {
     final class Context {
         let call: CallSnapshot
         let schema: EventSchema
+        let screening: ScreeningAction?
 
-        init(_ call: CallSnapshot, _ schema: EventSchema) {
+        init(_ call: CallSnapshot, _ schema: EventSchema, screening: ScreeningAction?) {
             self.call = call
             self.schema = schema
+            self.screening = screening
         }
     }
 
     /// The object of `call`, on the one interface all calls share.
-    static func object(_ call: CallSnapshot, interface: ExportedInterface, schema: EventSchema) throws -> ExportedObject {
+    static func object(_ call: CallSnapshot, interface: ExportedInterface, schema: EventSchema,
+                       screening: ScreeningAction?) throws -> ExportedObject {
         ExportedObject(path: try MonitorNames.callPath(id: call.id), interfaces: [interface],
-                       context: Context(call, schema))
+                       context: Context(call, schema, screening: screening))
     }
 
     /// `io.telwatch.Call1`, made once: its properties read the object's `Context`.
@@ -34,6 +37,10 @@ enum CallObject {
                 return property.value(context.call, context.schema)
             })
         }
+        // Not the call's own: screening's word on it, which comes with a `screened` event.
+        try interface.addProperty(screeningProperty, signature: "s", documentation: screeningDoc, ofObject: { object in
+            .string((object.context as? Context)?.screening?.rawValue ?? "")
+        })
         return interface
     }
 
@@ -47,6 +54,12 @@ enum CallObject {
         }
         return changed
     }
+
+    static let screeningProperty = "Screening"
+    static let screeningDoc = """
+        What call screening does to the call: reject, silence, ignore or allow, as its screened \
+        event's action; "" while no rule (and no Silence) has spoken of it.
+        """
 
     struct Property: Sendable {
         let name: String

@@ -24,6 +24,10 @@ public final class MonitorAPI: EventSink {
     public var lastSleep: () -> SleepRecord? = { nil }
     /// The live calls as the tracker has them, in first-seen order: what the call objects show.
     public var liveCalls: () -> [CallSnapshot] = { [] }
+    /// Silences a live call's ring (`Silence`): what the session's screener did.
+    public var silence: (String) -> SilenceOutcome = { _ in .noSuchCall }
+    /// What screening does to a live call (`Screening` of its object): nil when nothing spoke.
+    public var screening: (String) -> ScreeningAction? = { _ in nil }
     /// Where this telwatch keeps its run record and history, for `StateDirectory` ("" when nowhere):
     /// how `log` and `doctor` find the service's history without being told.
     public var stateDirectory = ""
@@ -109,7 +113,7 @@ public final class MonitorAPI: EventSink {
     }
 
     private func object(of call: CallSnapshot) throws -> ExportedObject {
-        try CallObject.object(call, interface: callInterface, schema: schema)
+        try CallObject.object(call, interface: callInterface, schema: schema, screening: screening(call.id))
     }
 
     // MARK: Methods
@@ -117,6 +121,18 @@ public final class MonitorAPI: EventSink {
     func subscribe(_ sender: String?) throws {
         guard let sender else { throw DBusError.remote(name: "org.freedesktop.DBus.Error.Failed", message: "no sender") }
         try subscribers.add(sender)
+    }
+
+    func silence(callID: String) throws {
+        switch silence(callID) {
+        case .silenced, .quietAlready:
+            return
+        case .noSuchCall:
+            throw DBusError.remote(name: MonitorNames.noSuchCallError, message: "no live call has the id \(callID.prefix(64))")
+        case .notRinging(let state):
+            throw DBusError.remote(name: MonitorNames.notRingingError,
+                                   message: "call \(callID.prefix(64)) is not ringing in (it is \(state.rawValue))")
+        }
     }
 
     func unsubscribe(_ sender: String?) {
@@ -204,6 +220,9 @@ public final class MonitorAPI: EventSink {
         case .stats(let stats):
             sendEvent { schema.write(stats, liveCalls: liveCalls, into: &$0); return true }
         case .screened(let screened, let time):
+            if calls[screened.call.id] != nil, let path = try? MonitorNames.callPath(id: screened.call.id) {
+                sendCallChanges([(CallObject.screeningProperty, .string(screened.action.rawValue))], path: path)
+            }
             sendEvent { schema.write(screened, time: time, liveCalls: liveCalls, into: &$0); return true }
         case .hook:
             break

@@ -7,7 +7,7 @@ enum MonitorInterface {
     static let documentation = """
         telwatch's view of the voice calls of ModemManager and oFono and of the background run it \
         holds while any is live. Read-only. Signals go out only while at least one client is \
-        subscribed (Subscribe). Moments are microseconds since the epoch (t); a null of the JSON \
+        subscribed (Subscribe). One method acts: Silence stops a call's ring. Moments are microseconds since the epoch (t); a null of the JSON \
         line is an empty array of its type. See docs/dbus-api.md.
         """
 
@@ -24,6 +24,16 @@ enum MonitorInterface {
         try interface.addMethod("Unsubscribe", documentation: .init("Stop receiving the signals.")) {
             [unowned api] call in
             api.unsubscribe(call.sender)
+            return []
+        }
+        try interface.addMethod("Silence", in: "s", documentation: .init(arguments: ["call_id"], """
+            Stop the ring of a live incoming call (its call_id, or its Id property): no ring, no \
+            vibration; if nobody answers, a quiet missed call. Says so with a screened event \
+            (action silence, rule user). Errors: io.telwatch.Monitor1.Error.NoSuchCall, \
+            io.telwatch.Monitor1.Error.NotRinging (outgoing, or answered). A call that makes no \
+            sound already is left as it is.
+            """)) { [unowned api] call in
+            try api.silence(callID: call.decode(String.self))
             return []
         }
         try interface.addSignal("Event", signature: "sa{sv}", documentation: .init(arguments: ["event", "fields"], """

@@ -7,6 +7,9 @@ public enum MonitorNames {
     public static let interface = "io.telwatch.Monitor1"
     public static let callInterface = "io.telwatch.Call1"
     public static let eventSignal = "Event"
+    /// The errors `Silence` answers with.
+    public static let noSuchCallError = "io.telwatch.Monitor1.Error.NoSuchCall"
+    public static let notRingingError = "io.telwatch.Monitor1.Error.NotRinging"
     /// Where the call objects are.
     public static let callsPath: ObjectPath = "/io/telwatch/Monitor1/Call"
 

@@ -197,9 +197,14 @@ final class FeedbackAction {
         switch ring {
         case .sounding(let event, id)?:
             ring = .spent(event)
-            if reason == Self.reasonNotFound {
-                notFound(event)
-                update()
+            guard reason == Self.reasonNotFound else { return }
+            // feedbackd says "not found" as well when the user's profile (quiet, silent) has no
+            // feedback for the event: that is the profile's silence, followed as it is, and no
+            // theme without the event (docs/phone-actions.md). Only in `full` is the theme short.
+            service.readString("Profile") { [weak self] profile in
+                guard let self, profile == nil || profile == "full" else { return }
+                self.notFound(event)
+                self.update()
             }
         case .requested?:
             if endedEarly.count < 16 { endedEarly[id] = reason }

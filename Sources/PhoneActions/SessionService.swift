@@ -118,6 +118,24 @@ final class SessionService {
         }
     }
 
+    /// Reads a string property of this service's interface from its current owner without
+    /// blocking; `reply` gets nil when it is absent, the read fails or the value is no string.
+    func readString(_ property: String, reply: @escaping (String?) -> Void) {
+        guard let owner else { return reply(nil) }
+        do {
+            let message = try Message.methodCall(destination: owner, path: path, interface: BusDaemon.propertiesInterface,
+                                                 member: "Get")
+            try message.append(interface, property)
+            connection.call(message, timeout: Self.callTimeout) { result in
+                guard case .success(let answer) = result, let value = try? answer.decode(Variant.self),
+                      case .string(let text) = value.value.unwrapped else { return reply(nil) }
+                reply(text)
+            }
+        } catch {
+            reply(nil)
+        }
+    }
+
     /// One line on stderr, under the action's name.
     func say(_ message: String) { report(action + ": " + message) }
 

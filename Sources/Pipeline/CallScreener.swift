@@ -22,6 +22,18 @@ public enum HangupOutcome: Equatable, Sendable {
     }
 }
 
+/// What asking to silence a call did (`CallScreener.silence`).
+public enum SilenceOutcome: Equatable, Sendable {
+    /// It rang and stops now: the decision, to be sent into the pipeline.
+    case silenced(ScreenedCall)
+    /// It makes no sound already: screening silenced, ignored or rejected it.
+    case quietAlready(ScreeningAction)
+    /// No live call has that id.
+    case noSuchCall
+    /// It is not ringing in: an outgoing call, or one already answered.
+    case notRinging(CallState)
+}
+
 /// A screening decision about one call, as the pipeline carries it (`screened`).
 public struct ScreenedCall: Equatable, Sendable {
     public var call: CallSnapshot
@@ -222,6 +234,21 @@ public final class CallScreener {
             }
         }
         return screened
+    }
+
+    /// The user silences a live call (D-Bus `Silence`, MQTT `silence`; `call` is nil when no live
+    /// call has the id asked for): it stops ringing, and an unanswered end is a missed call,
+    /// notified quietly, as a `silence` rule's. The decision is final for the call: a number
+    /// that comes later is not screened again.
+    public func silence(_ call: CallSnapshot?) -> SilenceOutcome {
+        guard let call else { return .noSuchCall }
+        guard call.direction != .outgoing, call.state == .incoming else { return .notRinging(call.state) }
+        if let earlier = decided[call.id], !earlier.action.rings { return .quietAlready(earlier.action) }
+        let silenced = ScreenedCall(call: call, decision: ScreeningDecision(action: .silence, rule: .user))
+        decided[call.id] = silenced
+        screenedIDs.insert(call.id)
+        numberless.removeValue(forKey: call.id)
+        return .silenced(silenced)
     }
 
     /// Calls seen before (from the history), oldest first, so the exceptions know them after a restart.

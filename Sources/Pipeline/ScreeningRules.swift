@@ -36,6 +36,8 @@ public enum ScreeningRuleKind: String, Sendable, CaseIterable {
     case unknown
     /// A quiet-hours window.
     case quiet
+    /// Not a rule of the file: the user silenced a ringing call (D-Bus `Silence`, MQTT `silence`).
+    case user
 }
 
 /// The decision about one call: what is done, and which rule said so (with the rule's place in

@@ -29,7 +29,7 @@ enum WatchArguments {
             switch argument {
             case "--config": _ = try cursor.value(for: argument)
             case "--json", "--redact-numbers", "--wakelock", "--sleep-delay-lock",
-                 "--feedback", "--call-audio", "--notify":
+                 "--feedback", "--call-audio", "--notify", "--mqtt-commands":
                 try cursor.noValue(for: argument)
                 try options.set(String(argument.dropFirst(2)), "true")
             case "--no-history":

@@ -19,6 +19,7 @@ struct MQTTOptions: Equatable {
     var outboxMaxAge: Double = 7 * 86_400
     var maxMessage = 256 * 1024
     var homeAssistant = true
+    var commands = false
     var discoveryPrefix = "homeassistant"
 
     /// Applies `name` if it is an MQTT setting; false when it is not one.
@@ -59,6 +60,7 @@ struct MQTTOptions: Equatable {
             }
             maxMessage = bytes
         case "mqtt-homeassistant": homeAssistant = try Parse.bool(value, for: option)
+        case "mqtt-commands": commands = try Parse.bool(value, for: option)
         case "mqtt-discovery-prefix":
             guard MQTTSettings.isValidTopic(value) else {
                 throw UsageError("mqtt-discovery-prefix takes a topic, not \(Parse.quoted(value))")
@@ -102,6 +104,7 @@ struct MQTTOptions: Equatable {
         settings.outboxMaxAge = outboxMaxAge
         settings.maxMessage = maxMessage
         settings.homeAssistant = homeAssistant
+        settings.commands = commands
         settings.discoveryPrefix = discoveryPrefix
         return settings
     }

@@ -110,6 +110,8 @@ final class WatchSession {
             api.liveCalls = { [weak self] in self?.monitor?.liveCalls ?? [] }
             api.stateDirectory = runs?.stateStore?.directory ?? ""
             api.schema = stream.schema
+            api.screening = { [unowned screener] in screener.action(for: $0) }
+            api.silence = { [weak self] in self?.silence(callID: $0) ?? .noSuchCall }
             pipeline.append(api)
         }
         pipeline.append(CallHookSink(hooks: hooks, runs: telManager, contacts: contacts))
@@ -118,6 +120,8 @@ final class WatchSession {
         if let settings = try options.mqtt.settings() {
             mqtt = MQTTSink(settings: settings, schema: stream.schema, loop: loop,
                             stateDirectory: runs?.stateStore?.directory, report: { warn($0) })
+            mqtt?.countsBlockedCalls = options.screeningFile != nil
+            mqtt?.silence = { [weak self] in self?.silence(callID: $0) ?? .noSuchCall }
             mqtt.map(pipeline.append)
         }
         if let history = historySink() {
@@ -268,6 +272,14 @@ final class WatchSession {
                 : "; these take effect at the next start: " + waiting.joined(separator: ", ")),
                  priority: waiting.isEmpty ? .info : .notice)
         }
+    }
+
+    /// Stops a live call's ring at the user's word (D-Bus `Silence`, MQTT `silence`): screening's
+    /// `silence`, said with a `screened` event (rule `user`) as a rule's would be.
+    func silence(callID: String) -> SilenceOutcome {
+        let outcome = screening.screener.silence(monitor.liveCalls.first { $0.id == callID })
+        if case .silenced(let decision) = outcome { pipeline.send(.screened(decision, time: wallClockNow())) }
+        return outcome
     }
 
     /// The timer follows the screener's deadline: armed for the oldest numberless call, off when none.

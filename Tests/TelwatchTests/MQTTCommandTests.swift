@@ -520,6 +520,74 @@ final class MQTTCommandTests: CommandTestCase {
         XCTAssertFalse(watch.log().contains("mqtt:"), watch.log())
     }
 
+    /// Call screening on: the retained state counts the calls it blocked today (Home Assistant's
+    /// "Calls blocked today"); a silenced call is no blocked call. With `--mqtt-commands`,
+    /// `silence CALL_ID` on TOPIC/command stops a ringing call's ring; anything else (a retained
+    /// message among them) is refused with one line a kind. Without it telwatch does not subscribe.
+    func testScreeningCountsBlockedCallsAndSilenceIsTheOneCommand() throws {
+        try startModemManager()
+        let rules = logind.directory + "/screening.conf"
+        try "block +1900*\n".write(toFile: rules, atomically: true, encoding: .utf8)
+        let command = Self.root + "/command"
+        // A retained command, left on the broker before telwatch starts: old news, not a command.
+        try broker.publish(command, "silence 00000000-0000-4000-8000-000000000000", retain: true)
+        defer { try? broker.publish(command, "", retain: true) }
+        let sub = try subscriber([Self.root + "/state"])
+        let discovery = try subscriber(["homeassistant/sensor/+/blocked_today/config"])
+        var lines: [String] = []
+        let watch = try startMQTTWatch(lines: &lines, ["--screening", rules, "--mqtt-commands"])
+        var counts: [Int] = []
+        func reaches(_ count: Int) -> Bool {
+            sub.readLine(timeout: 15, where: { line in
+                guard let now = MQTTMessage(line)?.object?["blocked_today"] as? Int else { return false }
+                if counts.last != now { counts.append(now) }
+                return now == count
+            }) != nil
+        }
+        XCTAssertTrue(reaches(0), "none at start: \(counts)")
+        let config = try XCTUnwrap(discovery.readLine(timeout: 15).flatMap(MQTTMessage.init)?.object)
+        XCTAssertEqual(config["state_class"] as? String, "total_increasing")
+        XCTAssertEqual(config["name"] as? String, "Calls blocked today")
+
+        _ = try ring("+19005550100")
+        self.lines(watch, until: "screened", into: &lines)
+        XCTAssertTrue(reaches(1), "\(counts)")
+
+        // A ringing call, silenced from MQTT: its screened event says who (rule user).
+        let call = try ring("+15550001")
+        self.lines(watch, until: "incoming", into: &lines)
+        let id = try XCTUnwrap(JSONLine.object(lines.last ?? "")?["call_id"] as? String)
+        try broker.publish(command, "silence \(id.uppercased())")
+        self.lines(watch, until: "screened", into: &lines)
+        let silenced = try XCTUnwrap(JSONLine.object(lines.last ?? ""))
+        XCTAssertEqual(silenced["call_id"] as? String, id)
+        XCTAssertEqual(silenced["action"] as? String, "silence")
+        XCTAssertEqual(silenced["rule"] as? String, "user")
+
+        // Anything else: nothing happens, one line a kind.
+        try broker.publish(command, "hangup \(id)")
+        try broker.publish(command, "reject everything")
+        try control("RemoteHangup", [.objectPath(try ObjectPath(call))])
+        self.lines(watch, until: "run-stopped", into: &lines)
+        func refusals() -> [Substring] {
+            watch.log().split(separator: "\n").filter { $0.contains("a command on \(command) was refused") }
+        }
+        XCTAssertTrue(logind.run(until: { refusals().count == 2 }), watch.log())
+        XCTAssertTrue(refusals().contains { $0.contains("a retained message is not a command") }, watch.log())
+        XCTAssertTrue(refusals().contains { $0.contains("only `silence CALL_ID` is taken") }, watch.log())
+        XCTAssertEqual(lines.filter { JSONLine.object($0)?["event"] as? String == "screened" }.count, 2, "\(lines)")
+        XCTAssertEqual(counts.last, 1, "a silenced call is not blocked: \(counts)")
+        watch.terminate()
+
+        // Without --mqtt-commands: no subscription at all.
+        let subscriptions = { self.broker.process?.log().components(separatedBy: "SUBSCRIBE from telwatch").count ?? 0 }
+        let before = subscriptions()
+        let plain = try startMQTTWatch(lines: &lines, ["--screening", rules])
+        XCTAssertNotNil(sub.nextMessage(on: Self.root + "/state"))
+        plain.terminate()
+        XCTAssertEqual(subscriptions(), before, "no command topic without --mqtt-commands")
+    }
+
     func testRedactedNumbersRemoveTheLastCallerEverywhere() throws {
         try startModemManager()
         let sub = try subscriber(["homeassistant/#", Self.root + "/state", Self.events])

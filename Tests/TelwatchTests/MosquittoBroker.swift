@@ -64,6 +64,13 @@ final class MosquittoBroker {
         return subscriber
     }
 
+    /// `mosquitto_pub` of one message (QoS 1, so it has reached the broker when it returns).
+    func publish(_ topic: String, _ payload: String, retain: Bool = false) throws {
+        let result = try fixture.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", String(port), "-q", "1", "-t", topic,
+                                      "-m", payload] + (retain ? ["-r"] : []))
+        XCTAssertEqual(result.status, .exited(0), result.log)
+    }
+
     static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }

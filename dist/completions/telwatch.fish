@@ -40,6 +40,7 @@ complete -c telwatch -n 'not __fish_seen_subcommand_from status events doctor lo
 complete -c telwatch -n 'not __fish_seen_subcommand_from status events doctor log simulate demo' -l mqtt-ca -r -F -d 'TLS: the broker\'s CA'
 complete -c telwatch -n 'not __fish_seen_subcommand_from status events doctor log simulate demo' -l mqtt-cert -r -F -d 'TLS: a client certificate'
 complete -c telwatch -n 'not __fish_seen_subcommand_from status events doctor log simulate demo' -l mqtt-key -r -F -d 'TLS: the client certificate\'s key'
+complete -c telwatch -n 'not __fish_seen_subcommand_from status events doctor log simulate demo' -l mqtt-commands -d 'take commands from TOPIC/command: only `silence CALL_ID`, which stops a ringing call\'s ring'
 complete -c telwatch -n 'not __fish_seen_subcommand_from status events doctor log simulate demo' -l quiet -s q -d 'less on stdout and stderr'
 complete -c telwatch -n 'not __fish_seen_subcommand_from status events doctor log simulate demo' -l verbose -s v -d 'more on stdout and stderr'
 complete -c telwatch -n 'not __fish_seen_subcommand_from status events doctor log simulate demo' -l config -r -F -d 'KEY = VALUE settings'

@@ -200,6 +200,8 @@ enum OptionTable {
                    key: "mqtt-homeassistant", change: .restart),
         OptionSpec(nil, "TOPIC", "Home Assistant's discovery prefix (default homeassistant)", commands: watchLike,
                    key: "mqtt-discovery-prefix", change: .restart),
+        OptionSpec("--mqtt-commands", "take commands from TOPIC/command: only `silence CALL_ID`, which stops a "
+                   + "ringing call's ring (off by default)", commands: watchLike, key: "mqtt-commands", change: .restart),
         OptionSpec(nil, "quiet|normal|verbose", "how much goes to stdout and stderr (default normal)",
                    commands: watchLike, key: "verbosity", change: .reload, kind: .words(["quiet", "normal", "verbose"])),
         OptionSpec("--quiet", short: "-q", "less on stdout and stderr", commands: watchLike, key: "quiet",
