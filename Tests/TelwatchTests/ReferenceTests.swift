@@ -161,7 +161,7 @@ final class ReferenceTests: XCTestCase {
         "mqtt": "mqtt://h", "mqtt-topic": "t", "mqtt-credentials": "/c", "mqtt-ca": "/a", "mqtt-cert": "/b",
         "mqtt-key": "/k", "mqtt-user": "u", "mqtt-password": "p", "mqtt-keepalive": "30s",
         "mqtt-reconnect-max": "5s", "mqtt-outbox-limit": "100", "mqtt-outbox-max-age": "1h",
-        "mqtt-max-message": "2048", "mqtt-homeassistant": "false", "mqtt-discovery-prefix": "ha",
+        "mqtt-max-message": "2048", "mqtt-homeassistant": "false", "mqtt-commands": "true", "mqtt-discovery-prefix": "ha",
         "verbosity": "quiet", "quiet": "true", "verbose": "true",
     ]
 
