@@ -32,6 +32,8 @@ final class EndToEndHarness {
     private var stopped = false
 
     var fixture: BusFixture { logind.fixture }
+    /// What telwatch said on stderr, over all its runs in this test.
+    var telwatchLog: String { telwatchRuns.map { $0.log() }.joined(separator: "\n----- (next run)\n") }
     var stateDirectory: String { fixture.directory + "/state" }
 
     init(_ kind: DaemonKind) throws {
@@ -299,7 +301,6 @@ final class EndToEndHarness {
         try? Files.makeDirectory(keep)
         let daemonLog = Files.text(daemon.logPath) ?? ""
         let dialogue = modem.dialogue
-        let telwatchLog = telwatchRuns.map { $0.log() }.joined(separator: "\n----- (next run)\n")
         try? Files.write(keep + "/telwatch-stdout.jsonl", transcript.joined(separator: "\n") + "\n")
         try? Files.write(keep + "/telwatch-stderr.log", telwatchLog)
         try? Files.write(keep + "/\(daemon.displayName)-debug.log", daemonLog)

@@ -15,4 +15,6 @@ final class ModemManagerEndToEndTests: EndToEndTestCase {
     func testPhoneSessionRingsRoutesAudioAndNotifies() throws { try phoneSessionRingsRoutesAudioAndNotifies() }
     func testModemIdentityOnEveryLine() throws { try modemIdentityOnEveryLine() }
     func testScreeningHangsUpABlockedCallerAtTheStack() throws { try screeningHangsUpABlockedCallerAtTheStack() }
+    func testScreeningByWhoCallsAndWhen() throws { try screeningByWhoCallsAndWhen() }
+    func testScreeningRefusedHangUpRings() throws { try screeningRefusedHangUpRings() }
 }

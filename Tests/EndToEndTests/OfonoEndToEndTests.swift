@@ -17,4 +17,5 @@ final class OfonoEndToEndTests: EndToEndTestCase {
     func testPhoneSessionRingsRoutesAudioAndNotifies() throws { try phoneSessionRingsRoutesAudioAndNotifies() }
     func testModemIdentityOnEveryLine() throws { try modemIdentityOnEveryLine() }
     func testScreeningHangsUpABlockedCallerAtTheStack() throws { try screeningHangsUpABlockedCallerAtTheStack() }
+    func testScreeningByWhoCallsAndWhen() throws { try screeningByWhoCallsAndWhen() }
 }

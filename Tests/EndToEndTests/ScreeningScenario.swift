@@ -36,7 +36,7 @@ extension EndToEndTestCase {
         let blocked = "+19005550100"
         let mark = try modem.mark()
         try modem.ring(blocked)
-        let hangup = try modem.awaitCommand("^(ATH|AT\\+CHUP)$", since: mark)
+        let hangup = try modem.awaitCommand("^(ATH|AT\\+CHUP|AT\\+CHLD=1[0-9])$", since: mark)
         XCTAssertFalse(hangup.isEmpty)
         XCTAssertEqual(callLines(), [
             line("incoming", "A", detail: "ringing", dir: "incoming", number: blocked, live: 1),
@@ -92,5 +92,98 @@ extension EndToEndTestCase {
             "\(allowed) disconnected incoming unanswered missed unseen reason=\(reasons.callerGaveUp) screened=allow",
             "\(blocked) disconnected incoming unanswered reason=\(reasons.localHangup) screened=reject",
         ])
+    }
+
+    /// The rules that speak of who calls and when, on the real daemon: a contact rings through
+    /// quiet hours (a window around the clock: the moment is whatever now is), an unknown caller
+    /// is silenced by them and rings when calling again (the repeat caller), a withheld caller is
+    /// rejected (oFono says `withheld` at once; ModemManager gives no number, decided after
+    /// `CallScreener.withheldAfter`), and a number that arrives late is screened on arrival.
+    func screeningByWhoCallsAndWhen() throws {
+        let session = try BusFixture()
+        defer { session.stop() }
+        try session.startFeedbackd()
+        let traffic = try BusMonitor(session)
+        let contacts = world.fixture.directory + "/contacts.vcf"
+        try Files.write(contacts, "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Alice\r\nTEL:+15550000001\r\nEND:VCARD\r\n")
+        let rules = world.fixture.directory + "/screening.conf"
+        try Files.write(rules, """
+            withheld reject
+            block +1900*
+            quiet 00:00-24:00 daily silence
+            except contacts
+            except repeat 15m
+
+            """)
+        try startDaemonAndTelwatch(["--screening", rules, "--contacts", contacts, "--feedback",
+                                    "--session-bus", session.address])
+        /// Rings `number`, waits for telwatch's word on it; the far end gives up unless telwatch hung up.
+        func ring(_ number: String, _ said: String, farEndGivesUp: Bool = true) throws {
+            _ = try modem.ring(number)
+            XCTAssertEqual(world.lines(through: said).last, said, "for \(number)")
+            if farEndGivesUp { try modem.remoteHangup() }
+            XCTAssertEqual(world.lines(through: runStopped).last, runStopped)
+        }
+        let unknown = "+15550000002"
+        try ring("+15550000001", "screened A allow rule=contact hangup=-")
+        try ring(unknown, "screened B silence rule=quiet hangup=-")
+        try ring(unknown, "screened C allow rule=repeat hangup=-")
+        // ModemManager releases a call whose index it knows with AT+CHLD=1X (its CLCC poll found it).
+        let hangUp = "^(ATH|AT\\+CHUP|AT\\+CHLD=1[0-9])$"
+        var mark = try modem.mark()
+        try ring("-", "screened D reject rule=withheld hangup=requested", farEndGivesUp: false)
+        XCTAssertFalse(try modem.awaitCommand(hangUp, since: mark).isEmpty)
+
+        // A number that comes after the ring: screened when it comes.
+        mark = try modem.mark()
+        let late = try modem.ring("+19005550100", numberLater: true)
+        let first = line("incoming", "E", detail: "ringing", dir: "incoming", number: "", live: 1)
+        XCTAssertEqual(world.lines(through: first).last, first)
+        try modem.clip(late, "+19005550100")
+        let said = "screened E reject rule=block hangup=requested"
+        XCTAssertEqual(world.lines(through: said).last, said)
+        XCTAssertFalse(try modem.awaitCommand(hangUp, since: mark).isEmpty)
+        XCTAssertEqual(world.lines(through: runStopped).last, runStopped)
+        world.stopTelwatch()
+
+        // Rings: the contact, the repeat caller, the late number until it came, and on ModemManager
+        // the withheld caller until it counted as one. No missed-call sound but the contact's and
+        // the repeat caller's (silenced, rejected: none).
+        traffic.drain()
+        let rings = traffic.seen().filter { $0.member == "TriggerFeedback" && $0.hasArgument(#"string "phone-incoming-call""#) }
+        XCTAssertEqual(rings.count, daemon.backend == "modemmanager" ? 4 : 3, "\(rings)")
+        XCTAssertEqual(traffic.seen().filter { $0.member == "TriggerFeedback" && $0.hasArgument(#"string "phone-missed-call""#) }
+                        .count, 2)
+        let screenedColumn = try world.history().map { $0.components(separatedBy: " ").last ?? "" }
+        XCTAssertEqual(screenedColumn, ["screened=reject", "screened=reject", "screened=allow", "screened=silence",
+                                        "screened=allow"], "newest first")
+    }
+
+    /// ModemManager asks polkit before `Hangup`: refused (the polkit stand-in now says no), the
+    /// blocked call rings after all, and telwatch says so once (docs/screening.md, "Failing open").
+    func screeningRefusedHangUpRings() throws {
+        let session = try BusFixture()
+        defer { session.stop() }
+        try session.startFeedbackd()
+        let traffic = try BusMonitor(session)
+        let rules = world.fixture.directory + "/screening.conf"
+        try Files.write(rules, "block +1900*\n")
+        try startDaemonAndTelwatch(["--screening", rules, "--feedback", "--session-bus", session.address])
+        try world.bus.call("org.freedesktop.PolicyKit1", "/org/freedesktop/PolicyKit1/Authority",
+                               "org.freedesktop.DBus.Mock", "AllowUnknown", [.bool(false)])
+        _ = try modem.ring("+19005550100")
+        let failed = "screened A allow rule=block hangup=failed"
+        let lines = world.lines(through: failed)
+        XCTAssertEqual(lines.last, failed)
+        XCTAssertTrue(lines.contains("screened A reject rule=block hangup=requested"), "\(lines)")
+        XCTAssertNotNil(traffic.waitFor { $0.member == "TriggerFeedback" && $0.hasArgument(#"string "phone-incoming-call""#) },
+                        "the call rings after all")
+        try modem.remoteHangup()
+        XCTAssertEqual(world.lines(through: runStopped).last, runStopped)
+        world.stopTelwatch()
+        let log = world.telwatchLog
+        let said = log.split(separator: "\n").filter { $0.contains("screening: the stack did not hang up") }
+        XCTAssertEqual(said.count, 1, log)
+        XCTAssertEqual(try world.history().first?.components(separatedBy: " ").last, "screened=allow")
     }
 }
