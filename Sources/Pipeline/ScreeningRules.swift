@@ -158,6 +158,11 @@ public struct ScreeningRules: Sendable {
     public var numberCount: Int { allowed.count + blocked.values.reduce(0) { $0 + $1.count } }
 }
 
+/// Why a number is no list entry (`ScreeningRules.listEntry`).
+public struct RefusedEntry: Error, Equatable {
+    public var reason: String
+}
+
 /// What is wrong with a rules or list file: the file, the line, and why.
 public struct ScreeningFileError: Error, Equatable, CustomStringConvertible {
     public var file: String
@@ -271,11 +276,19 @@ extension ScreeningRules {
             if let problem = hostile(raw, limit: longestEntry) { throw fail(problem) }
             let line = trimmed(raw)
             if line.isEmpty || line.first == UInt8(ascii: "#") { continue }
-            guard let entry = entry(Array(line)) else {
-                throw fail("not a number or a prefix (digits, then * for a prefix)")
-            }
+            guard let entry = entry(Array(line)) else { throw fail(notAnEntry) }
             list.add(entry, source: path)
         }
+    }
+
+    private static let notAnEntry = "not a number or a prefix (digits, then * for a prefix)"
+
+    /// One entry as a list file's line would hold it (`telwatch block NUMBER`): the entry with
+    /// its blanks taken out, or why a list file would refuse that line.
+    public static func listEntry(_ raw: [UInt8]) -> Result<[UInt8], RefusedEntry> {
+        if let problem = hostile(raw[...], limit: longestEntry) { return .failure(RefusedEntry(reason: problem)) }
+        guard let entry = entry(Array(trimmed(raw[...]))) else { return .failure(RefusedEntry(reason: notAnEntry)) }
+        return .success(entry.filter { $0 != 0x20 && $0 != 0x09 })
     }
 
     /// A number or prefix as written (`+49 171-123`, `0900*`), or nil: `+` first, digits and
