@@ -286,7 +286,9 @@ extension ScreeningRules {
     /// One entry as a list file's line would hold it (`telwatch block NUMBER`): the entry with
     /// its blanks taken out, or why a list file would refuse that line.
     public static func listEntry(_ raw: [UInt8]) -> Result<[UInt8], RefusedEntry> {
-        if let problem = hostile(raw[...], limit: longestEntry) { return .failure(RefusedEntry(reason: problem)) }
+        if let problem = hostile(raw[...], limit: longestEntry, what: "a number") {
+            return .failure(RefusedEntry(reason: problem))
+        }
         guard let entry = entry(Array(trimmed(raw[...]))) else { return .failure(RefusedEntry(reason: notAnEntry)) }
         return .success(entry.filter { $0 != 0x20 && $0 != 0x09 })
     }
@@ -308,8 +310,8 @@ extension ScreeningRules {
     }
 
     /// Why a line is refused before it is read, or nil.
-    private static func hostile(_ line: ArraySlice<UInt8>, limit: Int) -> String? {
-        if line.count > limit { return "a line of \(line.count) bytes (at most \(limit))" }
+    private static func hostile(_ line: ArraySlice<UInt8>, limit: Int, what: String = "a line") -> String? {
+        if line.count > limit { return "\(what) of \(line.count) bytes (at most \(limit))" }
         if let byte = line.first(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7f }) {
             return "a control character (0x" + String(byte, radix: 16) + ")"
         }

@@ -18,13 +18,23 @@ enum RulesFileWriter {
         return String(cString: resolved)
     }
 
+    /// Runs `body` holding an exclusive lock on the file's directory, so that edits made at the
+    /// same time (two `telwatch block`s) follow each other instead of one undoing the other. A
+    /// directory that cannot be opened is not locked: the write then says what is wrong.
+    static func whileLocked<Result>(_ path: String, _ body: () -> Result) -> Result {
+        let fd = open(directory(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return body() }
+        defer { close(fd) }
+        while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
+        return body()
+    }
+
     static func replace(_ path: String, with bytes: [UInt8]) throws(Failure) {
         var old = stat()
         let exists = stat(path, &old) == 0
         if exists && access(path, W_OK) != 0 { throw Failure(reason: reason(errno)) }
-        let slash = path.lastIndex(of: "/")
-        let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
-        let base = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        let directory = directory(of: path)
+        let base = path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
         var template = Array((directory + "/." + base + ".XXXXXX").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else {
@@ -66,6 +76,11 @@ enum RulesFileWriter {
             _ = fsync(directoryFD)
             close(directoryFD)
         }
+    }
+
+    private static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     private static func reason(_ code: Int32) -> String { String(cString: strerror(code)) }

@@ -47,14 +47,15 @@ enum ScreeningListCommand {
                  + "(as telwatch watch is given them)")
             return ExitStatus.usage.code
         }
-        return edit(configured, list: list, numbers: numbers, command: name)
-    }
-
-    private static func edit(_ configured: String, list: ScreeningList, numbers: [[UInt8]], command: String) -> Int32 {
         let path = RulesFileWriter.target(of: configured)
         if path != configured {
-            warn("\(command): \(configured) is a link: editing \(path); a running telwatch reads it again on SIGHUP")
+            warn("\(name): \(configured) is a link: editing \(path); a running telwatch reads it again on SIGHUP")
         }
+        return RulesFileWriter.whileLocked(path) { edit(path, list: list, numbers: numbers, command: name) }
+    }
+
+    /// Reads, edits and replaces the file; the caller holds the lock of its directory.
+    private static func edit(_ path: String, list: ScreeningList, numbers: [[UInt8]], command: String) -> Int32 {
         var old: [UInt8] = []
         do { old = try SmallFile.read(path, limit: rulesSizeLimit) } catch {
             if case .system(let failure) = error, failure.errno == ENOENT {

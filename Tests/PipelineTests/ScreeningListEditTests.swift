@@ -105,7 +105,7 @@ final class ScreeningListEditTests: XCTestCase {
         XCTAssertEqual(refusal(Array("+1\u{1B}[2J".utf8)), "a control character (0x1b)")
         XCTAssertEqual(refusal(Array("abc".utf8)), "not a number or a prefix (digits, then * for a prefix)")
         XCTAssertEqual(refusal(Array("+15#55".utf8)), "not a number or a prefix (digits, then * for a prefix)")
-        XCTAssertEqual(refusal([UInt8](repeating: UInt8(ascii: "1"), count: 1 << 20)), "a line of 1048576 bytes (at most 64)")
+        XCTAssertEqual(refusal([UInt8](repeating: UInt8(ascii: "1"), count: 1 << 20)), "a number of 1048576 bytes (at most 64)")
         XCTAssertNil(refusal(Array("+49 (171) 123-45.67".utf8)))
     }
 }

@@ -63,7 +63,7 @@ final class ScreeningListCommandTests: CommandTestCase {
         let cases: [(argument: String, says: String)] = [
             ("+1555\u{1B}[2J", "'+1555\\e[2J' is refused: a control character (0x1b)"),
             ("+1555\n+1666", "is refused: a control character (0xa)"),
-            (huge, "is refused: a line of 131071 bytes (at most 64)"),
+            (huge, "is refused: a number of 131071 bytes (at most 64)"),
             ("call-me-maybe", "'call-me-maybe' is refused: not a number or a prefix"),
             ("+15#55", "is refused: not a number or a prefix"),
         ]
@@ -131,6 +131,23 @@ final class ScreeningListCommandTests: CommandTestCase {
         XCTAssertEqual(stat(rulesPath, &info), 0)
         XCTAssertEqual([info.st_uid, info.st_gid], [65534, 65534])
         XCTAssertEqual(info.st_mode & 0o7777, 0o604)
+    }
+
+    /// Edits made at the same time follow each other: none undoes another.
+    func testEditsAtTheSameTimeAreAllKept() throws {
+        try Files.write(rulesPath, "# many hands\n")
+        let numbers = (10..<30).map { "+155501\($0)" }
+        let processes = try numbers.map { number in
+            try fixture.start([Self.telwatch, "block", "--screening", rulesPath, number], name: "edit")
+        }
+        for process in processes {
+            _ = process.readToEnd(timeout: 20)
+            XCTAssertEqual(process.wait(timeout: 5), .exited(0), process.log())
+        }
+        let lines = rules()?.split(separator: "\n").map(String.init) ?? []
+        XCTAssertEqual(lines.first, "# many hands")
+        XCTAssertEqual(Set(lines.dropFirst()), Set(numbers.map { "block " + $0 }), rules() ?? "")
+        XCTAssertEqual(lines.count, numbers.count + 1)
     }
 
     /// Fail open is the daemon's rule: the edit is made, and the command says screening stays off.
