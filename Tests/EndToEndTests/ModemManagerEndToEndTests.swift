@@ -15,4 +15,7 @@ final class ModemManagerEndToEndTests: EndToEndTestCase {
     func testPhoneSessionRingsRoutesAudioAndNotifies() throws { try phoneSessionRingsRoutesAudioAndNotifies() }
     func testModemIdentityOnEveryLine() throws { try modemIdentityOnEveryLine() }
     func testScreeningHangsUpABlockedCallerAtTheStack() throws { try screeningHangsUpABlockedCallerAtTheStack() }
+    func testBlockAndAllowFromTheCommandLineReachARunningTelwatch() throws {
+        try blockAndAllowFromTheCommandLineReachARunningTelwatch()
+    }
 }

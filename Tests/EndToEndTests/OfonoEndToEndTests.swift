@@ -17,4 +17,7 @@ final class OfonoEndToEndTests: EndToEndTestCase {
     func testPhoneSessionRingsRoutesAudioAndNotifies() throws { try phoneSessionRingsRoutesAudioAndNotifies() }
     func testModemIdentityOnEveryLine() throws { try modemIdentityOnEveryLine() }
     func testScreeningHangsUpABlockedCallerAtTheStack() throws { try screeningHangsUpABlockedCallerAtTheStack() }
+    func testBlockAndAllowFromTheCommandLineReachARunningTelwatch() throws {
+        try blockAndAllowFromTheCommandLineReachARunningTelwatch()
+    }
 }
