@@ -96,10 +96,11 @@ enum ScreeningListCommand {
         let done = list == .block ? "blocked" : "allowed"
         let file = TerminalText.field(path)
         guard change.changed else { return "\(shown) is already \(done) in \(file): nothing written" }
-        let lines = change.takenOut.map(String.init).joined(separator: ", ")
-        let takenOut = change.takenOut.isEmpty ? ""
-            : " (taken out of \(list.opposite.rawValue) on line\(change.takenOut.count > 1 ? "s" : "") \(lines))"
-        let verb = change.appended ? done : "\(done) (already listed)"
-        return "\(verb) \(shown) in \(file)\(takenOut)"
+        var notes: [String] = change.appended ? [] : ["already listed"]
+        if !change.takenOut.isEmpty {
+            notes.append("taken out of \(list.opposite.rawValue) on line\(change.takenOut.count > 1 ? "s" : "") "
+                         + change.takenOut.map(String.init).joined(separator: ", "))
+        }
+        return "\(done) \(shown) in \(file)" + (notes.isEmpty ? "" : " (" + notes.joined(separator: "; ") + ")")
     }
 }

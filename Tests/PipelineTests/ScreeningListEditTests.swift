@@ -4,7 +4,8 @@ import XCTest
 /// `telwatch block` and `telwatch allow`'s edit of a rules file, bytes in and bytes out
 /// (docs/screening.md, "From the command line").
 final class ScreeningListEditTests: XCTestCase {
-    private func put(_ number: String, on list: ScreeningList, in text: String) -> (text: String, change: ScreeningListChange) {
+    private func put(_ number: String, on list: ScreeningList,
+                     in text: String) -> (text: String, change: ScreeningListChange) {
         guard case .success(let entry) = ScreeningRules.listEntry(Array(number.utf8)) else {
             XCTFail("\(number) refused")
             return (text, ScreeningListChange(bytes: [], appended: false, takenOut: []))
@@ -72,6 +73,13 @@ final class ScreeningListEditTests: XCTestCase {
                        "block silence +1666\nallow +1555\n", "the action word stays")
     }
 
+    func testANumberOnBothListsIsTakenOffTheOtherOne() {
+        let (after, change) = put("+1555", on: .block, in: "block +1555\nallow +1555\n")
+        XCTAssertEqual(after, "block +1555\n")
+        XCTAssertEqual(change, ScreeningListChange(bytes: Array(after.utf8), appended: false, takenOut: [2]))
+        XCTAssertTrue(change.changed)
+    }
+
     func testAPrefixIsTheSameOnlyWhenWrittenIdentically() {
         let before = "allow +1900* 001900*\n"
         XCTAssertEqual(put("+1900*", on: .block, in: before).text, "allow 001900*\nblock +1900*\n")
@@ -105,7 +113,8 @@ final class ScreeningListEditTests: XCTestCase {
         XCTAssertEqual(refusal(Array("+1\u{1B}[2J".utf8)), "a control character (0x1b)")
         XCTAssertEqual(refusal(Array("abc".utf8)), "not a number or a prefix (digits, then * for a prefix)")
         XCTAssertEqual(refusal(Array("+15#55".utf8)), "not a number or a prefix (digits, then * for a prefix)")
-        XCTAssertEqual(refusal([UInt8](repeating: UInt8(ascii: "1"), count: 1 << 20)), "a number of 1048576 bytes (at most 64)")
+        XCTAssertEqual(refusal([UInt8](repeating: UInt8(ascii: "1"), count: 1 << 20)),
+                       "a number of 1048576 bytes (at most 64)")
         XCTAssertNil(refusal(Array("+49 (171) 123-45.67".utf8)))
     }
 }

@@ -46,6 +46,10 @@ final class ScreeningListCommandTests: CommandTestCase {
         XCTAssertEqual(allowed.status, .exited(0), allowed.errors)
         XCTAssertEqual(allowed.output, "allowed +19005550100 in \(rulesPath) (taken out of block on line 1)\n")
         XCTAssertEqual(rules(), "block +1800*\nallow +19005550100\n")
+        try Files.write(rulesPath, "allow +1800*\n" + (rules() ?? ""))
+        let both = try edit(["block", "--screening", rulesPath, "+1800*"])
+        XCTAssertEqual(both.output, "blocked +1800* in \(rulesPath) (already listed; taken out of allow on line 1)\n")
+        XCTAssertEqual(rules(), "block +1800*\nallow +19005550100\n")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: rulesDirectory), ["screening.conf"],
                        "no temporary file left")
     }
