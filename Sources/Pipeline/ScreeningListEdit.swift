@@ -83,7 +83,8 @@ public enum ScreeningListEdit {
     static func same(_ word: ArraySlice<UInt8>, _ number: [UInt8]) -> Bool {
         if word.last == star || number.last == star { return word.elementsEqual(number) }
         guard ScreeningRules.entry(Array(word)) != nil else { return false }
-        return ContactBook.sameNumber(String(decoding: word, as: UTF8.self), String(decoding: number, as: UTF8.self))
+        // Both are entries, so each has a digit.
+        return ContactBook.sameNumber(ContactBook.digits(of: word), ContactBook.digits(of: number))
     }
 
     /// A line as the rules parser splits it: words up to a `#`, separated by blanks; for a
