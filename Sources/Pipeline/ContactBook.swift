@@ -70,6 +70,11 @@ public struct ContactBook: Sendable {
     public static func sameNumber(_ a: String, _ b: String) -> Bool {
         let first = digits(of: a.utf8), second = digits(of: b.utf8)
         guard first.count > 0, second.count > 0 else { return a == b }
+        return sameNumber(first, second)
+    }
+
+    /// The rule above for two numbers' `digits(of:)`, each with at least one digit.
+    static func sameNumber(_ first: (count: Int, last9: UInt64), _ second: (count: Int, last9: UInt64)) -> Bool {
         let shorter = min(first.count, second.count)
         if shorter < shortestSuffix { return first.count == second.count && first.last9 == second.last9 }
         let length = min(shorter, significantDigits)

@@ -160,6 +160,11 @@ public struct ScreeningRules: Sendable {
     public var numberCount: Int { allowed.count + blocked.values.reduce(0) { $0 + $1.count } }
 }
 
+/// Why a number is no list entry (`ScreeningRules.listEntry`).
+public struct RefusedEntry: Error, Equatable {
+    public var reason: String
+}
+
 /// What is wrong with a rules or list file: the file, the line, and why.
 public struct ScreeningFileError: Error, Equatable, CustomStringConvertible {
     public var file: String
@@ -273,11 +278,21 @@ extension ScreeningRules {
             if let problem = hostile(raw, limit: longestEntry) { throw fail(problem) }
             let line = trimmed(raw)
             if line.isEmpty || line.first == UInt8(ascii: "#") { continue }
-            guard let entry = entry(Array(line)) else {
-                throw fail("not a number or a prefix (digits, then * for a prefix)")
-            }
+            guard let entry = entry(Array(line)) else { throw fail(notAnEntry) }
             list.add(entry, source: path)
         }
+    }
+
+    private static let notAnEntry = "not a number or a prefix (digits, then * for a prefix)"
+
+    /// One entry as a list file's line would hold it (`telwatch block NUMBER`): the entry with
+    /// its blanks taken out, or why a list file would refuse that line.
+    public static func listEntry(_ raw: [UInt8]) -> Result<[UInt8], RefusedEntry> {
+        if let problem = hostile(raw[...], limit: longestEntry, what: "a number") {
+            return .failure(RefusedEntry(reason: problem))
+        }
+        guard let entry = entry(Array(trimmed(raw[...]))) else { return .failure(RefusedEntry(reason: notAnEntry)) }
+        return .success(entry.filter { $0 != 0x20 && $0 != 0x09 })
     }
 
     /// A number or prefix as written (`+49 171-123`, `0900*`), or nil: `+` first, digits and
@@ -297,8 +312,8 @@ extension ScreeningRules {
     }
 
     /// Why a line is refused before it is read, or nil.
-    private static func hostile(_ line: ArraySlice<UInt8>, limit: Int) -> String? {
-        if line.count > limit { return "a line of \(line.count) bytes (at most \(limit))" }
+    private static func hostile(_ line: ArraySlice<UInt8>, limit: Int, what: String = "a line") -> String? {
+        if line.count > limit { return "\(what) of \(line.count) bytes (at most \(limit))" }
         if let byte = line.first(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7f }) {
             return "a control character (0x" + String(byte, radix: 16) + ")"
         }

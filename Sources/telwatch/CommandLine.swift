@@ -202,6 +202,30 @@ enum Help {
     \(OptionHelp.list(for: .doctor))
     """
 
+    /// `telwatch block --help` and `telwatch allow --help`.
+    static func screeningList(_ command: TelwatchCommand) -> String {
+        let line = command == .block ? "block NUMBER" : "allow NUMBER"
+        let opposite = command == .block ? "allow" : "block"
+        return """
+        \(OptionHelp.usage(for: command, operands: "NUMBER…"))
+
+        Puts each NUMBER (or prefix, such as +1900*) on the \(command.rawValue) list of the screening rules
+        file that telwatch watch reads (--screening FILE, or screening = FILE in the --config file):
+        appends a line `\(line)` and takes the number out of the \(opposite) lines, so block and allow
+        undo each other. Every other line stays as it was. The file is replaced by a rename, which a
+        running telwatch reads at once. A NUMBER is checked as a list file's line is (docs/screening.md).
+
+        \(OptionHelp.list(for: command))
+        exit status: 0 done (also when a number was listed already); 1 the file cannot be read or
+        written, or it does not parse (screening is off until it is fixed); 2 bad usage, a bad NUMBER
+        or no rules file.
+
+        examples:
+          sudo telwatch \(command.rawValue) --config /etc/telwatch/telwatch.conf +19005550100
+          telwatch \(command.rawValue) --screening ~/.config/telwatch/screening.conf '+1900*' 0171-1234567
+        """
+    }
+
     static let demo = """
     \(OptionHelp.usage(for: .demo))
 

@@ -6,16 +6,19 @@ import Pipeline
 /// `--screening FILE` for `telwatch watch`: the rules read at the start, again when the file is
 /// written or replaced, and on SIGHUP. It fails open (docs/screening.md): a file that cannot be
 /// read or parsed is one line on stderr, naming the file and the line, and screening is off until
-/// it is fixed, so every call rings.
+/// it is fixed, so every call rings. With `--verbose` each read that succeeds is a line, which says
+/// that an edit (`telwatch block`) has been taken.
 final class WatchScreening {
     let screener: CallScreener
+    var verbose: Bool
     private(set) var path: String?
     private var watch: FileWatch?
     private let loop: EventLoop
 
-    init(path: String?, loop: EventLoop, contacts: ContactDirectory?, localTime: @escaping (Double) -> LocalTime,
-         hangUp: @escaping (CallKey, @escaping (String?) -> Void) -> Void) {
+    init(path: String?, verbose: Bool, loop: EventLoop, contacts: ContactDirectory?,
+         localTime: @escaping (Double) -> LocalTime, hangUp: @escaping (CallKey, @escaping (String?) -> Void) -> Void) {
         self.loop = loop
+        self.verbose = verbose
         screener = CallScreener(contacts: contacts, localTime: localTime, hangUp: hangUp)
         follow(path)
     }
@@ -41,9 +44,11 @@ final class WatchScreening {
         }
         do {
             let bytes = try SmallFile.read(path, limit: 1 << 20)
-            screener.rules = try ScreeningRules.parse(bytes, path: path) { list in
+            let rules = try ScreeningRules.parse(bytes, path: path) { list in
                 try SmallFile.read(list, limit: ScreeningRules.listSizeLimit)
             }
+            screener.rules = rules
+            if verbose { warn("screening: read \(path): \(rules.numberCount) numbers and prefixes") }
         } catch let error as SmallFile.Failure {
             off("cannot read \(path): \(error.reason)")
         } catch {

@@ -91,8 +91,8 @@ final class WatchSession {
         pipeline.append(telManager)
         // After the runs (the lock is asked for first), before the hooks: a ring waits for no spawn.
         var hangUp: (CallKey, @escaping (String?) -> Void) -> Void = { _, done in done("telwatch is not following the stacks") }
-        screening = WatchScreening(path: options.screeningFile, loop: loop, contacts: contacts,
-                                   localTime: WatchScreening.localTime, hangUp: { hangUp($0, $1) })
+        screening = WatchScreening(path: options.screeningFile, verbose: options.verbosity == .verbose, loop: loop,
+                                   contacts: contacts, localTime: WatchScreening.localTime, hangUp: { hangUp($0, $1) })
         let screener = screening.screener
         if let actions = PhoneActions.start(settings: options.actions, loop: loop, contacts: contacts,
                                                 report: { warn($0) }) {
@@ -259,6 +259,7 @@ final class WatchSession {
         hooks.settings.commands = new.hookCommands
         hooks.settings.timeout = new.hookTimeout
         scopedCommands?.settings.commands = new.whileCommands
+        screening.verbose = new.verbosity == .verbose
         screening.follow(new.screeningFile)
         warnings.verbosity = new.verbosity
         stream.verbosity = new.verbosity

@@ -30,10 +30,12 @@ case "status": status = StatusCommand.run(rest)
 case "events": status = EventsCommand.run(rest)
 case "doctor": status = DoctorCommand.run(rest)
 case "log": status = LogCommand.run(rest)
+case "block": status = ScreeningListCommand.run(.block, rest)
+case "allow": status = ScreeningListCommand.run(.allow, rest)
 case "simulate": status = SimulateCommand.run(rest)
 case "demo": status = DemoCommand.run(rest)
 case let first? where !first.hasPrefix("-"):
-    warn("unknown command '\(first)' (commands: watch, status, events, doctor, log, simulate, demo; see telwatch --help)")
+    warn("unknown command '\(first)' (commands: \(TelwatchCommand.allCases.map(\.rawValue).joined(separator: ", ")); see telwatch --help)")
     status = ExitStatus.usage.code
 default: status = runWatch(arguments)
 }

@@ -186,4 +186,54 @@ extension EndToEndTestCase {
         XCTAssertEqual(said.count, 1, log)
         XCTAssertEqual(try world.history().first?.components(separatedBy: " ").last, "screened=allow")
     }
+
+    /// `telwatch block` and `telwatch allow` while telwatch runs (docs/screening.md, "From the
+    /// command line"): the next call from the number is hung up at the stack, then rings. telwatch
+    /// says (--verbose, on stderr) when it has read the replaced file: the test waits for that.
+    func blockAndAllowFromTheCommandLineReachARunningTelwatch() throws {
+        let rules = world.fixture.directory + "/screening.conf"
+        try Files.write(rules, "# telwatch block and allow write here\n")
+        try startDaemonAndTelwatch(["--screening", rules, "--verbose"])
+        let watch = try XCTUnwrap(world.telwatch)
+        let log = try XCTUnwrap(watch.logPath)
+        func reads() -> Int { watch.log().components(separatedBy: "screening: read \(rules): ").count - 1 }
+        XCTAssertTrue(Files.waitUntil(log, timeout: 10) { reads() == 1 }, watch.log())
+        let number = "+15550177"
+        func edit(_ command: String, reads count: Int) throws {
+            let result = try world.fixture.run(StackUnderTest.telwatchCommand + [command, "--screening", rules, number])
+            XCTAssertEqual(result.status, .exited(0), result.log)
+            XCTAssertTrue(Files.waitUntil(log, timeout: 10) { reads() == count }, watch.log())
+        }
+
+        try edit("block", reads: 2)
+        let mark = try modem.mark()
+        try modem.ring(number)
+        XCTAssertFalse(try modem.awaitCommand("^(ATH|AT\\+CHUP)$", since: mark).isEmpty, "the modem was told to hang up")
+        XCTAssertEqual(callLines(), [
+            line("incoming", "A", detail: "ringing", dir: "incoming", number: number, live: 1),
+            "screened A reject rule=block hangup=requested",
+            line("disconnected", "A", prev: "incoming", dir: "incoming", number: number, reason: reasons.localHangup,
+                 live: 0),
+        ])
+
+        try edit("allow", reads: 3)
+        try modem.ring(number)
+        let allowed = "screened B allow rule=allow hangup=-"
+        var lines = world.lines(through: allowed)
+        try modem.remoteHangup()
+        lines += world.lines(through: runStopped)
+        XCTAssertEqual(withoutRunLines(lines), [
+            line("incoming", "B", detail: "ringing", dir: "incoming", number: number, live: 1),
+            allowed,
+            line("disconnected", "B", prev: "incoming", dir: "incoming", number: number, reason: reasons.callerGaveUp,
+                 flags: ["missed"], live: 0),
+            line("missed", "B", state: "disconnected", dir: "incoming", number: number, reason: reasons.callerGaveUp,
+                 flags: ["missed"], live: 0),
+        ])
+        world.stopTelwatch()
+        XCTAssertEqual(try world.history(), [
+            "\(number) disconnected incoming unanswered missed unseen reason=\(reasons.callerGaveUp) screened=allow",
+            "\(number) disconnected incoming unanswered reason=\(reasons.localHangup) screened=reject",
+        ])
+    }
 }

@@ -3,7 +3,7 @@ _telwatch() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} command=watch i
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
-            watch|status|events|doctor|log|simulate|demo) command=${COMP_WORDS[i]}; break ;;
+            watch|status|events|doctor|log|block|allow|simulate|demo) command=${COMP_WORDS[i]}; break ;;
         esac
     done
     case $prev in
@@ -45,13 +45,15 @@ _telwatch() {
         events) options="--bus --json --api-bus --verbose -v --config --help" ;;
         doctor) options="--backend --bus --inhibit --hooks --sleep-delay-lock --state-dir --no-history --feedback --call-audio --notify --session-bus --config --user --help" ;;
         log) options="--json --state-dir --redact-numbers --config --missed --unseen --screened --since --number --limit --csv --mark-seen --help" ;;
+        block) options="--screening --config --help" ;;
+        allow) options="--screening --config --help" ;;
         simulate) options="--bus --modems --exit --help" ;;
         demo) options="--json --hooks --hook-timeout --feedback --call-audio --notify --redact-numbers --verbose -v --speed --help" ;;
     esac
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$options" -- "$cur"))
     elif ((COMP_CWORD == 1)); then
-        COMPREPLY=($(compgen -W "watch status events doctor log simulate demo --help --version" -- "$cur"))
+        COMPREPLY=($(compgen -W "watch status events doctor log block allow simulate demo --help --version" -- "$cur"))
     elif [[ $command == simulate ]]; then
         COMPREPLY=($(compgen -f -- "$cur"))
     fi

@@ -38,7 +38,7 @@ enum ManPage {
         text += "\\fBtelwatch\\fR [\\fBwatch\\fR] [\\fIOPTION\\fR...]\n"
         for command in TelwatchCommand.allCases where command != .watch {
             text += "\\fBtelwatch \(command.rawValue)\\fR [\\fIOPTION\\fR...]"
-                + (command == .simulate ? " [\\fISCRIPT\\fR | \\-]" : "") + "\n"
+                + (command.operands.map { " " + $0 } ?? "") + "\n"
         }
         text += "\\fBtelwatch\\fR \\-\\-version | \\-\\-help | \\fICOMMAND\\fR \\-\\-help\n.fi\n"
         text += ".SH DESCRIPTION\n" + escape(Help.description.split(separator: "\n").joined(separator: " ")) + "\n"

@@ -9,7 +9,8 @@ enum ManualFacts {
         case .success: return "stopped by SIGINT or SIGTERM, or done"
         case .failure:
             return "a failure at run time (log: the history cannot be read, or this user may not read it; "
-                + "status, events: the bus policy refused this user, or the service refused)"
+                + "status, events: the bus policy refused this user, or the service refused; block, allow: the rules "
+                + "file cannot be read or written, or it does not parse)"
         case .usage:
             return "bad usage or configuration (the systemd units do not restart telwatch after it: "
                 + "RestartPreventExitStatus=2)"

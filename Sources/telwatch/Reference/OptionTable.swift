@@ -1,6 +1,6 @@
 /// telwatch's commands, as `telwatch COMMAND` names them (`watch` is also the default).
 enum TelwatchCommand: String, CaseIterable, Sendable {
-    case watch, status, events, doctor, log, simulate, demo
+    case watch, status, events, doctor, log, block, allow, simulate, demo
 
     /// One line for the man page and the completions.
     var summary: String {
@@ -10,8 +10,19 @@ enum TelwatchCommand: String, CaseIterable, Sendable {
         case .events: return "follow the running service's events"
         case .doctor: return "check what telwatch needs, one line each, with the fix"
         case .log: return "the calls recorded in the history"
+        case .block: return "put numbers on the screening rules' block list; a running telwatch follows"
+        case .allow: return "put numbers on the screening rules' allow list; a running telwatch follows"
         case .simulate: return "a fake ModemManager on a bus, driven by a script"
         case .demo: return "a short story against a private bus: see it work with no modem"
+        }
+    }
+
+    /// What follows the options in the man page's synopsis (roff).
+    var operands: String? {
+        switch self {
+        case .simulate: return "[\\fISCRIPT\\fR | \\-]"
+        case .block, .allow: return "\\fINUMBER\\fR..."
+        default: return nil
         }
     }
 }
@@ -132,6 +143,8 @@ enum OptionTable {
                    + "allow-list, withheld, unknown, quiet, except; docs/screening.md): reject, silence, ignore or "
                    + "allow each before it rings; read again when it changes and on SIGHUP; a file that cannot be "
                    + "read screens nothing", commands: watchLike, key: "screening", change: .reload, kind: .file),
+        OptionSpec("--screening", "FILE", "the rules file to edit (default: the config file's screening); created "
+                   + "if it does not exist", commands: [.block, .allow], kind: .file),
         OptionSpec("--run", "-- CMD ARGS…", "run CMD for the whole of each run (no shell); stopped with SIGTERM, then "
                    + "SIGKILL after --stop-grace (config file: run = CMD ARGS…, split as sh would)",
                    commands: watchLike, key: "run", change: .restart, kind: .command),
@@ -209,7 +222,7 @@ enum OptionTable {
         OptionSpec("--verbose", short: "-v", "more on stdout and stderr",
                    commands: [.watch, .events, .demo], key: "verbose", change: .reload),
         OptionSpec("--config", "FILE", "KEY = VALUE settings (telwatch.conf(5)); flags win",
-                   commands: [.watch, .events, .doctor, .log], kind: .file),
+                   commands: [.watch, .events, .doctor, .log, .block, .allow], kind: .file),
         OptionSpec("--user", "NAME", "check as this account, the one the service runs as (needs root)",
                    commands: [.doctor], kind: .text),
         OptionSpec("--missed", "only missed calls", commands: [.log]),
