@@ -73,6 +73,9 @@ public final class BGRunManager {
     private var recordBlocked = false
     private var staleCommandTimer: TimerSource?
     private var recordPending = false
+    /// Writes a changed run record at the end of the turn that changed it, after the turn's lines
+    /// (the loop's persist phase).
+    private lazy var recordWriter = RecordWriter(self)
     private var startedMonotonic = 0.0
     private var leaseTimer: TimerSource?
     /// When the lease ends (monotonic). Every call event moves it; the kernel timer is re-armed
@@ -489,8 +492,24 @@ public final class BGRunManager {
     /// recovery handles like any other.)
     private func recordChanged() {
         guard !recordPending else { return }
+        if !recordWriterAdded {
+            recordWriterAdded = true
+            loop.addHook(recordWriter)
+        }
         recordPending = true
-        loop.soon { [weak self] in self?.syncRecord() }
+    }
+
+    private var recordWriterAdded = false
+
+    private final class RecordWriter: LoopHook {
+        unowned let manager: BGRunManager
+        init(_ manager: BGRunManager) { self.manager = manager }
+        var phase: TurnPhase { .persist }
+        func prepare() -> Double? {
+            if manager.recordPending { manager.syncRecord() }
+            return nil
+        }
+        func afterWait(now: Double) {}
     }
 
     /// Writes the live run's record, or removes it when no run lives.

@@ -328,6 +328,7 @@ public final class Connection {
     private final class LoopDriver: LoopHook {
         unowned let connection: Connection
         init(_ connection: Connection) { self.connection = connection }
+        var phase: TurnPhase { .dispatch }
         func prepare() -> Double? { connection.prepare() }
         func afterWait(now: Double) { connection.afterWait(now: now) }
     }

@@ -147,6 +147,8 @@ public final class HistorySink: EventSink, LoopHook {
     // MARK: The loop turn
 
     /// Writes what this turn changed, in one transaction, just before the loop waits.
+    public var phase: TurnPhase { .persist }
+
     public func prepare() -> Double? {
         guard !isOff else { return nil }
         let idle = !runLive && liveCalls == 0

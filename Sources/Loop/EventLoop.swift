@@ -24,10 +24,33 @@ public struct IOEvents: OptionSet, Sendable {
     public static let hangup = IOEvents(rawValue: EPOLLHUP.rawValue)
 }
 
+/// Where a hook's `prepare` runs in the end of a turn, declared by each hook and kept by the loop
+/// whatever order the hooks were added in (docs/ARCHITECTURE.md, "A turn"): first the buses'
+/// messages are dispatched (the turn's events happen), then the events leave the process, the
+/// terminal's lines first, then what is kept on disk is written: no line waits for a disk write.
+public enum TurnPhase: Int, Comparable, Sendable, CaseIterable {
+    /// The D-Bus connections dispatch what they received: handlers run, events flow through the
+    /// pipeline, the sinks queue their output (D-Bus messages the sinks sent leave as their
+    /// socket is writable, in the wait that follows).
+    case dispatch
+    /// The event stream's lines are written (stdout).
+    case print
+    /// MQTT: the outbox's transaction, then the publications.
+    case publish
+    /// Written to disk: the call history's transaction (and its WAL sync at a run's end), the
+    /// run record.
+    case persist
+
+    public static func < (lhs: TurnPhase, rhs: TurnPhase) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
 /// Something that must run around every wait of the loop: a D-Bus connection folds its
 /// queued messages and its own timeouts into the loop this way.
 public protocol LoopHook: AnyObject {
-    /// Runs before the loop waits; returns the monotonic deadline by which `afterWait` must run, if any.
+    /// Where this hook's `prepare` runs among the others.
+    var phase: TurnPhase { get }
+    /// Runs before the loop waits, in phase order; returns the monotonic deadline by which
+    /// `afterWait` must run, if any.
     func prepare() -> Double?
     /// Runs after every wait.
     func afterWait(now: Double)
@@ -112,7 +135,11 @@ public final class EventLoop {
         deferred.append(work)
     }
 
-    public func addHook(_ hook: LoopHook) { hooks.append(WeakHook(hook)) }
+    /// Adds a hook after those of its phase and before those of later phases.
+    public func addHook(_ hook: LoopHook) {
+        let index = hooks.firstIndex { ($0.hook?.phase ?? .dispatch) > hook.phase } ?? hooks.endIndex
+        hooks.insert(WeakHook(hook), at: index)
+    }
 
     public func removeHook(_ hook: LoopHook) { hooks.removeAll { $0.hook == nil || $0.hook === hook } }
 

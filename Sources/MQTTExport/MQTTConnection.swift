@@ -157,6 +157,8 @@ final class MQTTConnection: LoopHook {
 
     // MARK: The loop's side
 
+    var phase: TurnPhase { .publish }
+
     func prepare() -> Double? {
         guard let handle, let source else { return nil }
         source.setEvents(mosquitto.want_write(handle) ? [.readable, .writable] : [.readable])

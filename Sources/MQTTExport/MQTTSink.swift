@@ -191,6 +191,8 @@ public final class MQTTSink: EventSink, LoopHook {
         done?()
     }
 
+    public var phase: TurnPhase { .publish }
+
     public func prepare() -> Double? {
         if !finished { prepareTurn() }
         return nil

@@ -93,6 +93,36 @@ final class EventLoopTests: BusTestCase {
         waitFor("SIGUSR1") { got == [SIGUSR1] }
     }
 
+    /// A turn ends in declared phases, whatever order the hooks were added in: what a constructor
+    /// adds cannot reorder a turn's I/O (docs/ARCHITECTURE.md, "A turn").
+    func testHooksRunInTheirDeclaredPhaseOrderNotTheOrderAdded() throws {
+        final class Recorder: LoopHook {
+            let phase: TurnPhase
+            let name: String
+            let prepared: (String) -> Void
+            init(_ phase: TurnPhase, _ name: String, _ prepared: @escaping (String) -> Void) {
+                self.phase = phase
+                self.name = name
+                self.prepared = prepared
+            }
+            func prepare() -> Double? {
+                prepared(name)
+                return nil
+            }
+            func afterWait(now: Double) {}
+        }
+        var order: [String] = []
+        let note: (String) -> Void = { order.append($0) }
+        let hooks = [Recorder(.persist, "history", note), Recorder(.publish, "mqtt", note),
+                     Recorder(.print, "stdout", note), Recorder(.dispatch, "bus", note),
+                     Recorder(.persist, "run record", note)]
+        for hook in hooks { loop.addHook(hook) }
+        loop.iterate(maxWait: 0)
+        XCTAssertEqual(order.filter { name in hooks.contains { $0.name == name } },
+                       ["bus", "stdout", "mqtt", "history", "run record"])
+        for hook in hooks { loop.removeHook(hook) }
+    }
+
     func testDeferredWorkRunsBeforeTheNextWait() throws {
         var order: [String] = []
         loop.soon { order.append("first"); self.loop.soon { order.append("nested") } }

@@ -66,6 +66,8 @@ final class OutputSink: EventSink, LoopHook {
         if output.isBroken { onBroken() }
     }
 
+    var phase: TurnPhase { .print }
+
     func prepare() -> Double? {
         flush()
         return nil
