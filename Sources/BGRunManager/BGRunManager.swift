@@ -261,7 +261,7 @@ public final class BGRunManager {
         lockState = configuration.lock == nil ? .off : .pending
         if let wakelock = configuration.wakelock, wakelock.isAvailable { heldWakelock = wakelock }
         emit(.started(info))
-        runHooks("run-started", info, reason: reason, duration: nil)
+        runHooks(.started, info, reason: reason, duration: nil)
         armLease()
         // The lock request goes out first: recording the run is file I/O, and a ring is waiting.
         takeLock()
@@ -292,14 +292,14 @@ public final class BGRunManager {
         }
         recordChanged()
         emit(.stopped(info, reason: reason, duration: duration))
-        runHooks("run-stopped", info, reason: reason.rawValue, duration: duration)
+        runHooks(.stopped, info, reason: reason.rawValue, duration: duration)
     }
 
     private func expire() {
         guard let info = run else { return }
         let duration = monotonicNow() - startedMonotonic
         emit(.expired(info, duration: duration))
-        runHooks("run-expired", info, reason: RunEndReason.expired.rawValue, duration: duration)
+        runHooks(.expired, info, reason: RunEndReason.expired.rawValue, duration: duration)
         endRun(reason: .expired)
     }
 
@@ -441,7 +441,7 @@ public final class BGRunManager {
                 do { try wakelock.release() } catch { emit(.wakelockReleaseFailed("\(wakelock.name): \(error)")) }
             }
             let info = RunInfo(id: record.runID, reason: record.reason, firstHolder: "", startedAt: record.startedAt)
-            runHooks("run-stopped", info, reason: RunEndReason.stale.rawValue, duration: nil, lock: .released,
+            runHooks(.stopped, info, reason: RunEndReason.stale.rawValue, duration: nil, lock: .released,
                      extra: [("TELWATCH_STALE_PID", String(record.pid))])
             if let command = record.command { stopStaleCommand(command) }
         }
@@ -542,7 +542,7 @@ public final class BGRunManager {
     }
 
     /// `TELWATCH_RUN_REASON` is why the run started for `run-started`, why it ended otherwise.
-    private func runHooks(_ event: String, _ info: RunInfo, reason: String, duration: Double?, lock: LockState? = nil,
+    private func runHooks(_ event: RunHookEvent, _ info: RunInfo, reason: String, duration: Double?, lock: LockState? = nil,
                           extra: [(name: String, value: String)] = []) {
         guard let hooks else { return }
         let variables: [(name: String, value: String)] = [
@@ -556,7 +556,7 @@ public final class BGRunManager {
             ("TELWATCH_LOCK", (lock ?? lockState).rawValue),
             ("TELWATCH_TIME", formatSeconds(wallClockNow())),
         ] + extra
-        hooks.run(event: event, key: BGRunManager.hookKey, variables: variables)
+        hooks.run(event: event.rawValue, key: BGRunManager.hookKey, variables: variables)
     }
 
     private static func newRunID() -> String {

@@ -86,7 +86,12 @@ public final class MQTTSink: EventSink, LoopHook {
         } catch {
             report("mqtt: the outbox \(MQTTOutbox.fileName) cannot be opened (\(error)); "
                    + "events wait in memory only and do not survive a restart")
-            opened = try? MQTTOutbox(directory: nil, limit: settings.outboxLimit, maxAge: settings.outboxMaxAge)
+            do {
+                opened = try MQTTOutbox(directory: nil, limit: settings.outboxLimit, maxAge: settings.outboxMaxAge)
+            } catch {
+                report("mqtt: not even an outbox in memory can be made (\(error)); no event is published, "
+                       + "only the retained state")
+            }
         }
         outbox = opened
         link = MQTTLink(loop: loop, settings: settings, will: (topics.status, "offline"), report: report)

@@ -72,12 +72,11 @@ public final class MonitorAPI: EventSink {
         // After the ObjectManager interface (which the manager added as it exported the root).
         root.add(interface)
         // The objects are the tracker's live calls, made when a client asks.
-        callObjects = { [unowned self] in self.liveCalls().compactMap { try? self.object(of: $0) } }
+        callObjects = { [unowned self] in self.liveCalls().compactMap { self.objectOrWarning($0) } }
         connection.export(subtree: ObjectSubtree(prefix: MonitorNames.callsPath, find: { [unowned self] path in
-            self.liveCalls().first { (try? MonitorNames.callPath(id: $0.id))?.rawValue == path }
-                .flatMap { try? self.object(of: $0) }
+            self.liveCalls().first { self.pathOrWarning($0)?.rawValue == path }.flatMap { self.objectOrWarning($0) }
         }, paths: { [unowned self] in
-            self.liveCalls().compactMap { try? MonitorNames.callPath(id: $0.id).rawValue }
+            self.liveCalls().compactMap { self.pathOrWarning($0)?.rawValue }
         }))
         subscribers.onChange = { [unowned self] count in self.subscribersChanged(count) }
     }
@@ -110,6 +109,38 @@ public final class MonitorAPI: EventSink {
         subscribers.removeAll()
         connection.unexport(subtree: MonitorNames.callsPath)
         manager.close()
+    }
+
+    /// Kinds of trouble said once each (on the connection's warning line), never hidden.
+    private var said: Set<String> = []
+
+    private func sayOnce(_ kind: String, _ message: String) {
+        guard said.insert(kind).inserted else { return }
+        connection.onWarning("api: " + message + " (said once)")
+    }
+
+    /// A call's object path. Call ids are UUIDs, which always make one: a call without it would
+    /// vanish from the API, so that is said, not hidden.
+    private func pathOrWarning(_ call: CallSnapshot) -> ObjectPath? {
+        do { return try MonitorNames.callPath(id: call.id) } catch {
+            sayOnce("path", "call \(call.id.prefix(64)) has no object path, the API does not show it: \(error)")
+            return nil
+        }
+    }
+
+    private func objectOrWarning(_ call: CallSnapshot) -> ExportedObject? {
+        guard pathOrWarning(call) != nil else { return nil }
+        do { return try object(of: call) } catch {
+            sayOnce("object", "call \(call.id.prefix(64)) has no object, the API does not show it: \(error)")
+            return nil
+        }
+    }
+
+    /// Sends a signal; a connection that cannot queue one (closed, out of memory) is said once.
+    private func sendOrWarning(_ message: Message) {
+        do { _ = try connection.send(message) } catch {
+            sayOnce("send", "a signal could not be sent: \(error)")
+        }
     }
 
     private func object(of call: CallSnapshot) throws -> ExportedObject {
@@ -220,7 +251,7 @@ public final class MonitorAPI: EventSink {
         case .stats(let stats):
             sendEvent { schema.write(stats, liveCalls: liveCalls, into: &$0); return true }
         case .screened(let screened, let time):
-            if calls[screened.call.id] != nil, let path = try? MonitorNames.callPath(id: screened.call.id) {
+            if calls[screened.call.id] != nil, let path = pathOrWarning(screened.call) {
                 sendCallChanges([(CallObject.screeningProperty, .string(screened.action.rawValue))], path: path)
             }
             sendEvent { schema.write(screened, time: time, liveCalls: liveCalls, into: &$0); return true }
@@ -242,7 +273,7 @@ public final class MonitorAPI: EventSink {
             saidInvalidSignal = true
             return
         }
-        _ = try? connection.send(message)
+        sendOrWarning(message)
     }
 
     /// With nobody subscribed, nothing: the objects are made from the tracker when asked for.
@@ -271,13 +302,14 @@ public final class MonitorAPI: EventSink {
         for (name, value) in changed { signal.entry(name, value) }
         signal.endVardict(entries)
         signal.emptyStringArray()
-        if let message = signal.message() { _ = try? connection.send(message) }
+        if let message = signal.message() { sendOrWarning(message) }
     }
 
     private func remove(_ call: CallSnapshot) {
-        guard isSending, calls.removeValue(forKey: call.id) != nil,
-              let path = try? MonitorNames.callPath(id: call.id) else { return }
-        try? manager.announceRemoved(path, interfaces: [MonitorNames.callInterface])
+        guard isSending, calls.removeValue(forKey: call.id) != nil, let path = pathOrWarning(call) else { return }
+        do { try manager.announceRemoved(path, interfaces: [MonitorNames.callInterface]) } catch {
+            sayOnce("removed", "InterfacesRemoved could not be sent: \(error)")
+        }
     }
 
     private func noted(_ notice: BackendNotice) {
@@ -325,7 +357,11 @@ public final class MonitorAPI: EventSink {
         }
         if case .sleep = event { changed["LastSleep"] = lastSleepValue }
         guard !changed.isEmpty else { return }
-        try? connection.emitPropertiesChanged(path: MonitorNames.path, interface: MonitorNames.interface,
-                                              changed: changed)
+        do {
+            try connection.emitPropertiesChanged(path: MonitorNames.path, interface: MonitorNames.interface,
+                                                 changed: changed)
+        } catch {
+            sayOnce("properties", "PropertiesChanged could not be sent: \(error)")
+        }
     }
 }

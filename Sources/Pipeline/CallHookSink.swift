@@ -24,7 +24,7 @@ public final class CallHookSink: EventSink {
         guard !isFinishing, hooks.mayHaveHooks else { return }
         if case .screened(let screened, _) = event {
             // Under the call's id: after the hooks of the event that made its number known.
-            return run("screened", screened.call, previous: screened.call.state, liveCalls: liveCalls, extra: [
+            return run(.screened, screened.call, previous: screened.call.state, liveCalls: liveCalls, extra: [
                 ("TELWATCH_SCREENED", screened.action.rawValue),
                 ("TELWATCH_SCREENING_RULE", screened.decision.ruleText),
             ])
@@ -36,11 +36,11 @@ public final class CallHookSink: EventSink {
             switch event {
             case .transition(let call, let previous):
                 if call.state == .disconnected { endedFrom[call.id] = previous }
-                run(call.state.rawValue, call, previous: previous, liveCalls: liveCalls)
+                run(CallHookEvent(call.state), call, previous: previous, liveCalls: liveCalls)
             case .updated(let call):
-                run("updated", call, previous: call.state, liveCalls: liveCalls)
+                run(.updated, call, previous: call.state, liveCalls: liveCalls)
             case .missed(let call):
-                run("missed", call, previous: endedFrom[call.id] ?? nil, liveCalls: liveCalls)
+                run(.missed, call, previous: endedFrom[call.id] ?? nil, liveCalls: liveCalls)
             case .busy, .idle, .announced, .withdrawn:
                 break
             }
@@ -54,9 +54,9 @@ public final class CallHookSink: EventSink {
         hooks.whenIdle(done)
     }
 
-    private func run(_ event: String, _ call: CallSnapshot, previous: CallState?, liveCalls: Int,
+    private func run(_ event: CallHookEvent, _ call: CallSnapshot, previous: CallState?, liveCalls: Int,
                      extra: [(name: String, value: String)] = []) {
-        hooks.run(event: event, key: call.id, variables: CallEnvironment.variables(
+        hooks.run(event: event.rawValue, key: call.id, variables: CallEnvironment.variables(
             of: call, previous: previous, liveCalls: liveCalls, runID: runs?.runID(heldBy: call.id),
             contact: contacts?.name(for: call.number)) + extra)
     }

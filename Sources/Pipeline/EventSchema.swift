@@ -48,9 +48,9 @@ public struct EventSchema {
     /// The event name of a call event (also its hook's name); nil for the aggregate edges.
     public static func name(of event: TrackerEvent) -> String? {
         switch event {
-        case .transition(let call, _): return call.state.rawValue
-        case .updated: return "updated"
-        case .missed: return "missed"
+        case .transition(let call, _): return CallHookEvent(call.state).rawValue
+        case .updated: return CallHookEvent.updated.rawValue
+        case .missed: return CallHookEvent.missed.rawValue
         case .busy, .idle, .announced, .withdrawn: return nil
         }
     }
@@ -136,7 +136,7 @@ public struct EventSchema {
     /// `screened`: the call, the rule that decided, what it did, and the hang-up (for a reject).
     public func write<W: EventFieldWriter>(_ screened: ScreenedCall, time: Double, liveCalls: Int,
                                           into writer: inout W) {
-        writer.add("event", "screened")
+        writer.add("event", CallHookEvent.screened.rawValue)
         writer.add("time", time: time)
         writer.add("call_id", screened.call.id)
         writer.add("backend", screened.call.key.backend.rawValue)

@@ -84,7 +84,7 @@ public final class ScopedCommandSink: EventSink {
 
     private struct LiveCall {
         var call: CallSnapshot
-        var event: String
+        var event: CallHookEvent
         var previous: CallState?
         var liveCalls: Int
         /// Order of arrival, so that the call a command describes is the first in its scope.
@@ -135,11 +135,11 @@ public final class ScopedCommandSink: EventSink {
             switch event {
             case .transition(let call, let previous):
                 let changed = call.state == .disconnected ? leave(call.id)
-                    : enter(call, event: call.state.rawValue, previous: previous, liveCalls: liveCalls)
+                    : enter(call, event: CallHookEvent(call.state), previous: previous, liveCalls: liveCalls)
                 if changed { reconcile(trigger: call.id) }
             case .updated(let call):
                 guard calls[call.id] != nil else { continue }
-                if enter(call, event: "updated", previous: call.state, liveCalls: liveCalls) { reconcile(trigger: call.id) }
+                if enter(call, event: .updated, previous: call.state, liveCalls: liveCalls) { reconcile(trigger: call.id) }
             case .withdrawn(_, let id):
                 if leave(id) { reconcile(trigger: nil) }
             case .idle:
@@ -165,7 +165,7 @@ public final class ScopedCommandSink: EventSink {
     }
 
     /// Records a live call's latest event; true when a scope became occupied or empty.
-    private func enter(_ call: CallSnapshot, event: String, previous: CallState?, liveCalls: Int) -> Bool {
+    private func enter(_ call: CallSnapshot, event: CallHookEvent, previous: CallState?, liveCalls: Int) -> Bool {
         let known = calls[call.id]
         if known == nil { sequence += 1 }
         calls[call.id] = LiveCall(call: call, event: event, previous: previous, liveCalls: liveCalls,
@@ -180,7 +180,7 @@ public final class ScopedCommandSink: EventSink {
 
     private func learnCalls() {
         let live = currentCalls().filter { $0.state != .disconnected }
-        for call in live { _ = enter(call, event: call.state.rawValue, previous: nil, liveCalls: live.count) }
+        for call in live { _ = enter(call, event: CallHookEvent(call.state), previous: nil, liveCalls: live.count) }
     }
 
     private func forgetCalls() {
@@ -234,7 +234,7 @@ public final class ScopedCommandSink: EventSink {
 
     private func start(_ command: ScopedCommand, for live: LiveCall) {
         let call = live.call
-        let variables = [("TELWATCH_EVENT", live.event), ("TELWATCH_SCOPE", command.scope.rawValue)]
+        let variables = [("TELWATCH_EVENT", live.event.rawValue), ("TELWATCH_SCOPE", command.scope.rawValue)]
             + CallEnvironment.variables(of: call, previous: live.previous, liveCalls: live.liveCalls,
                                         runID: runs?.runID(heldBy: call.id), contact: contacts?.name(for: call.number))
         let environment = ChildEnvironment.make(base: settings.baseEnvironment, variables: variables)

@@ -19,18 +19,29 @@ final class ServiceManagerSink: EventSink {
     private var lastStatus = ""
 
     /// nil when no service manager listens (`NOTIFY_SOCKET` unset): then nothing is armed.
-    static func fromEnvironment(loop: EventLoop) -> ServiceManagerSink? {
+    /// Throws when the watchdog asked for cannot be armed: the start fails with the reason, where
+    /// telwatch running on would be killed at `WatchdogSec` without a word.
+    static func fromEnvironment(loop: EventLoop) throws -> ServiceManagerSink? {
         guard let notifier = ServiceNotifier.fromEnvironment() else { return nil }
-        return ServiceManagerSink(notifier: notifier, watchdogInterval: ServiceNotifier.watchdogInterval(), loop: loop)
+        return try ServiceManagerSink(notifier: notifier, watchdogInterval: ServiceNotifier.watchdogInterval(), loop: loop)
     }
 
-    init(notifier: ServiceNotifier, watchdogInterval: Double?, loop: EventLoop) {
+    init(notifier: ServiceNotifier, watchdogInterval: Double?, loop: EventLoop) throws {
         self.notifier = notifier
         if let interval = watchdogInterval {
             // Pinged at half the interval, the margin sd_watchdog_enabled(3) recommends.
-            watchdog = try? loop.timer { [notifier] in notifier.send(["WATCHDOG=1"]) }
+            do {
+                watchdog = try loop.timer { [notifier] in notifier.send(["WATCHDOG=1"]) }
+            } catch {
+                throw StartFailure("cannot arm the service manager's watchdog (WATCHDOG_USEC): \(error)")
+            }
             watchdog?.schedule(after: interval / 2, repeating: interval / 2)
         }
+    }
+
+    struct StartFailure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
     }
 
     func receive(_ event: PipelineEvent, liveCalls: Int) {

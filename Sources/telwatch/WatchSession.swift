@@ -74,7 +74,7 @@ final class WatchSession {
                             schema: EventSchema(redactNumbers: options.redactNumbers, contacts: contacts))
         pipeline.append(stream)
         // Readiness, status and the stop for a service manager (systemd's Type=notify): before the runs.
-        serviceManager = ServiceManagerSink.fromEnvironment(loop: loop)
+        serviceManager = try ServiceManagerSink.fromEnvironment(loop: loop)
         serviceManager.map(pipeline.append)
 
         // Always there, even with no hook configured (it costs nothing then), so that a reloaded
@@ -82,7 +82,7 @@ final class WatchSession {
         // event stream (`| jq`).
         hooks = HookRunner(loop: loop, settings: HookSettings(
             directory: options.hooksDirectory, commands: options.hookCommands, timeout: options.hookTimeout,
-            stdout: .fd(2), stderr: .fd(2), coalescedEvents: ["updated"]))
+            stdout: .fd(2), stderr: .fd(2), coalescedEvents: [CallHookEvent.updated.rawValue]))
         // A run left open by a killed predecessor is reported (and its hooks run) as the run
         // manager starts: the sinks that show it are already in place.
         runs = try BGRunManager(loop: loop, lockBus: lockConnection, configuration: runConfiguration(),

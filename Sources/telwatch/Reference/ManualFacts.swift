@@ -47,13 +47,7 @@ enum ManualFacts {
             + "directory (a README) is never run"),
     ]
 
-    static let hookEvents: [(name: String, meaning: String)] = [
-        ("incoming", "a call rings"), ("dialing", "an outgoing call is placed"), ("connected", "a call is answered"),
-        ("disconnected", "a call ended"), ("missed", "a call rang and ended unanswered"),
-        ("updated", "a live call changed (held, waiting, multiparty…)"), ("run-started", "the first call began a run"),
-        ("run-stopped", "the last call ended the run (or it was one a killed telwatch left)"),
-        ("run-expired", "the run's lease ran out"),
-    ]
+    static let hookEvents: [(name: String, meaning: String)] = HookEvents.meanings
 
     /// Every `TELWATCH_*` variable a hook, call-scoped command or run command is given.
     static let hookVariables: [(name: String, meaning: String)] = [
