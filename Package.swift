@@ -43,6 +43,8 @@ let package = Package(
         .executableTarget(name: "dbus-storm-receiver", dependencies: ["DBus", "Loop"], path: "bench/dbus-storm-receiver"),
         .executableTarget(name: "history-bench", dependencies: ["History", "Pipeline", "CallMonitor", "BGRunManager", "Loop"],
                           path: "bench/history-bench"),
+        .executableTarget(name: "screening-bench", dependencies: ["Pipeline", "CallMonitor", "Loop"],
+                          path: "bench/screening-bench"),
 
         .target(name: "TestSupport", dependencies: ["CLoop", "CallMonitor", "DBus", "Loop"], path: "Tests/TestSupport"),
         .executableTarget(name: "telwatch-run-probe", dependencies: ["BGRunManager", "DBus", "Loop"], path: "Tests/RunProbe"),

@@ -13,6 +13,10 @@
  *   /org/freedesktop/ModemManager1/Call/N     org.freedesktop.DBus.Properties.GetAll("...Call")
  *                                             -> State i, StateReason i, Direction i, Number s,
  *                                                Multiparty b, AudioPort s
+ *                                             ...Call.Hangup: the call ends as ModemManager ends it
+ *                                             (StateChanged ->7 reason 4 terminated +
+ *                                             PropertiesChanged, then the reply); it stays listed
+ *                                             until its CallDeleted (interactive "delete")
  *   Properties.Get/GetAll on modems and calls, Introspectable.Introspect on every node.
  * Calls are NOT in the ObjectManager (as in ModemManager); terminated calls stay listed until
  * their CallDeleted.
@@ -46,6 +50,13 @@
  *                          (the bus counts it against the caller until we answer or leave);
  *                          "stuck N FIRST_PATH LAST_PATH"
  *                 unstick  CallDeleted for every stuck call (their reads stay unanswered): "unstick N"
+ *                 screen-ring [WAIT_MS]   a new ringing incoming call (CallAdded), then answers
+ *                          until that call's Hangup arrives or WAIT_MS (default 5000) pass;
+ *                          "screen-ring PATH SERIAL ADDED_NS NUMBER_NS HANGUP_NS": CallAdded's send,
+ *                          the send of the first reply carrying its Number (GetAll, or Get of
+ *                          Number), the arrival of its Hangup (CLOCK_REALTIME; -1 when none). A
+ *                          call not hung up stays the ringing one "hangup" ends
+ *                 delete   CallDeleted for every terminated call still listed: "delete N"
  *                 stuck-reads   "stuck-reads COUNT FIRST_AGE_MS LAST_AGE_MS": reads of stuck calls
  *                          received so far (none answered), how long ago the first and the latest
  *                          came (-1 while there is none)
@@ -112,6 +123,8 @@ struct call {
     char number[24];
     int fetched;   /* a Properties.GetAll for it was answered */
     int stuck;     /* its Properties.Get/GetAll are never answered (interactive "stuck") */
+    uint64_t number_ns;   /* CLOCK_REALTIME just before the first reply carrying Number was sent */
+    uint64_t hangup_ns;   /* CLOCK_REALTIME when its Call.Hangup was received */
 };
 
 static DBusConnection *conn;
@@ -168,6 +181,8 @@ static long new_call(int modem, dbus_int32_t state, dbus_int32_t reason, dbus_in
     c->multiparty = FALSE;
     c->fetched = 0;
     c->stuck = 0;
+    c->number_ns = 0;
+    c->hangup_ns = 0;
     snprintf(c->number, sizeof c->number, "+1555%07ld", id % 10000000);
     return id;
 }
@@ -472,8 +487,8 @@ static void properties_method(DBusMessage *msg, const char *path, const char *me
         reply_error(msg, DBUS_ERROR_UNKNOWN_OBJECT, "No such object path '%s'", path);
         return;
     }
-    long stuck_id = call_of_path(path);
-    if (stuck_id >= 0 && calls[stuck_id].stuck && strcmp(iface, MM_CALL_IFACE) == 0) {
+    long call_id = call_of_path(path);
+    if (call_id >= 0 && calls[call_id].stuck && strcmp(iface, MM_CALL_IFACE) == 0) {
         /* A stack that does not answer: no reply at all (libdbus sends none for a handled call). */
         int64_t now = mono_ns();
         if (stuck_reads++ == 0) stuck_first_ns = now;
@@ -493,6 +508,8 @@ static void properties_method(DBusMessage *msg, const char *path, const char *me
         reply_error(msg, DBUS_ERROR_INVALID_ARGS, "No such interface '%s'", iface);
         return;
     }
+    int carries_number = call_id >= 0 && strcmp(iface, MM_CALL_IFACE) == 0 && (get_all || strcmp(name, "Number") == 0);
+    if (carries_number && !calls[call_id].number_ns) calls[call_id].number_ns = now_real_ns();
     if (get_all) {
         send_reply(msg, tmp);
         return;
@@ -541,6 +558,22 @@ static void properties_method(DBusMessage *msg, const char *path, const char *me
     }
     dbus_message_unref(tmp);
     reply_error(msg, DBUS_ERROR_UNKNOWN_PROPERTY, "No such property '%s'", name);
+}
+
+/* Call.Hangup, as ModemManager answers it: the call goes TERMINATED with reason 4 (its
+ * StateChanged and PropertiesChanged go out before the reply, as mm-base-call sends them); a call
+ * already terminated is refused. */
+static void hangup_method(DBusMessage *msg, long id) {
+    uint64_t received = now_real_ns();
+    struct call *c = &calls[id];
+    if (!c->exists || c->state == ST_TERMINATED) {
+        reply_error(msg, "org.freedesktop.ModemManager1.Error.Core.WrongState", "This call was already hung up");
+        return;
+    }
+    if (!c->hangup_ns) c->hangup_ns = received;
+    change_state(id, ST_TERMINATED, RS_TERMINATED, 1, 0);
+    send_reply(msg, new_reply(msg));
+    dbus_connection_flush(conn);
 }
 
 /* ---------------------------------------------------------------- introspection */
@@ -637,6 +670,7 @@ static void introspect(DBusMessage *msg, const char *path) {
     } else if (id >= 0) {
         sb_add(&b, "%s", XML_PROPERTIES);
         sb_add(&b, "  <interface name=\"" MM_CALL_IFACE "\">\n"
+                   "    <method name=\"Hangup\"/>\n"
                    "    <signal name=\"StateChanged\"><arg type=\"i\" name=\"old\"/><arg type=\"i\" name=\"new\"/>"
                    "<arg type=\"u\" name=\"reason\"/></signal>\n"
                    "    <property type=\"i\" name=\"State\" access=\"read\"/>\n"
@@ -682,6 +716,9 @@ static DBusHandlerResult on_message(DBusConnection *c, DBusMessage *msg, void *d
         dbus_message_iter_init_append(r, &it);
         append_modem_calls(&it, modem_of_path(path));
         send_reply(msg, r);
+    } else if (call_of_path(path) >= 0 && (!iface || strcmp(iface, MM_CALL_IFACE) == 0) &&
+               strcmp(member, "Hangup") == 0) {
+        hangup_method(msg, call_of_path(path));
     } else if (modem_of_path(path) < 0 && call_of_path(path) < 0 && strcmp(path, MM_ROOT) != 0) {
         reply_error(msg, DBUS_ERROR_UNKNOWN_OBJECT, "No such object path '%s'", path);
     } else {
@@ -840,6 +877,7 @@ static long storm(long count, long n_calls, int with_props, long spacing_us, lon
 
 static long waiting_for;
 static int fetched_waiting(void) { return !calls[waiting_for].exists || calls[waiting_for].fetched; }
+static int hung_up_waiting(void) { return !calls[waiting_for].exists || calls[waiting_for].hangup_ns != 0; }
 
 static long lifecycles(long n, long spacing_us, long wait_fetch_ms) {
     static long next_modem;
@@ -931,6 +969,33 @@ static void interactive(void) {
             call_path(first, path, sizeof path);
             call_path(id, last, sizeof last);
             printf("stuck %ld %s %s\n", a, path, last);
+        } else if (strncmp(line, "screen-ring", 11) == 0 && (line[11] == 0 || line[11] == ' ')) {
+            a = 5000;
+            if (line[11] && (sscanf(line + 11, "%ld", &a) != 1 || a < 0)) {
+                printf("error screen-ring [WAIT_MS]\n");
+                fflush(stdout);
+                continue;
+            }
+            long id = new_call((int)(rings++ % n_modems), ST_RINGING_IN, RS_INCOMING_NEW, DIR_INCOMING);
+            uint64_t ns;
+            dbus_uint32_t serial = add_call_signal(id, &ns);
+            waiting_for = id;
+            serve_until(mono_ns() + a * 1000000, hung_up_waiting, 0);
+            struct call *sc = &calls[id];
+            live = sc->hangup_ns ? -1 : id;
+            call_path(id, path, sizeof path);
+            printf("screen-ring %s %" PRIu32 " %" PRIu64 " %" PRId64 " %" PRId64 "\n", path, serial, ns,
+                   sc->number_ns ? (int64_t)sc->number_ns : -1, sc->hangup_ns ? (int64_t)sc->hangup_ns : -1);
+        } else if (strcmp(line, "delete") == 0) {
+            long gone = 0;
+            for (long id = 0; id < calls_next; id++) {
+                if (calls[id].exists && calls[id].state == ST_TERMINATED && !calls[id].stuck) {
+                    delete_call(id, 0);
+                    gone++;
+                }
+            }
+            dbus_connection_flush(conn);
+            printf("delete %ld\n", gone);
         } else if (strcmp(line, "unstick") == 0) {
             /* The stuck calls go (CallDeleted each); their reads stay unanswered, counted by the bus. */
             long gone = 0;
