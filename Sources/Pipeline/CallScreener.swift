@@ -80,12 +80,14 @@ public final class CallScreener {
     private let localTime: (Double) -> LocalTime
     /// Decisions of the calls live now, by call id.
     private var decided: [String: ScreenedCall] = [:]
-    /// Calls seen, newest last: (number, direction, first seen). Bounded.
-    private var recent: [(number: String, direction: CallDirection, time: Double)] = []
+    /// Calls seen, for the exceptions (`except repeat`, `except called`): one lookup per ring.
+    private var recent = RecentCalls(limit: CallScreener.recentLimit)
     private var lastEmergency: Double?
     /// A hang-up failed: the call's new decision, to be sent into the pipeline.
     public var onHangupFailed: ((ScreenedCall) -> Void)?
     static let recentLimit = 4096
+    /// The most calls of the history `seed` takes.
+    public static let seedLimit = recentLimit / 2
 
     /// `hangUp(key, done)`: `done(nil)` once the stack hung up, `done(why)` if it did not.
     public init(contacts: ContactDirectory?, localTime: @escaping (Double) -> LocalTime,
@@ -197,8 +199,7 @@ public final class CallScreener {
            EmergencyNumbers.contains(call.number, extra: stackEmergencyNumbers) {
             lastEmergency = max(lastEmergency ?? call.firstSeen, call.firstSeen)
         }
-        recent.append((call.number, call.direction, call.firstSeen))
-        if recent.count > CallScreener.recentLimit { recent.removeFirst(recent.count - CallScreener.recentLimit / 2) }
+        recent.add(call.number, direction: call.direction, time: call.firstSeen)
     }
 
     private var screenedIDs: Set<String> = []
@@ -210,14 +211,7 @@ public final class CallScreener {
         screenedIDs.insert(call.id)
         if screenedIDs.count > CallScreener.recentLimit { screenedIDs = [call.id] }
         var facts = ScreeningFacts(isContact: contacts?.name(for: call.number) != nil, lastEmergency: lastEmergency)
-        for earlier in recent.reversed() where ContactBook.sameNumber(earlier.number, call.number) {
-            if earlier.direction == .incoming, earlier.time < call.firstSeen, facts.lastIncoming == nil {
-                facts.lastIncoming = earlier.time
-            } else if earlier.direction == .outgoing, facts.lastOutgoing == nil {
-                facts.lastOutgoing = earlier.time
-            }
-            if facts.lastIncoming != nil && facts.lastOutgoing != nil { break }
-        }
+        (facts.lastIncoming, facts.lastOutgoing) = recent.latest(call.number, before: call.firstSeen)
         guard let decision = rules.decide(number: withheld ? "withheld" : call.number, facts: facts, now: now,
                                           local: localTime(now)) else {
             return nil
@@ -253,9 +247,18 @@ public final class CallScreener {
 
     /// Calls seen before (from the history), oldest first, so the exceptions know them after a restart.
     public func seed(_ calls: [(number: String, direction: CallDirection, time: Double)]) {
-        recent = Array(calls.suffix(CallScreener.recentLimit / 2)) + recent
+        for call in calls.suffix(CallScreener.recentLimit / 2) {
+            recent.add(call.number, direction: call.direction, time: call.time)
+        }
         for call in calls where call.direction == .outgoing && EmergencyNumbers.contains(call.number) {
             lastEmergency = max(lastEmergency ?? call.time, call.time)
         }
+    }
+
+    /// How far back the exceptions look (`except repeat`, `except called`, the emergency hour):
+    /// what the history is asked for at the start; nil when no rule looks back.
+    public var lookBack: Double? {
+        guard let rules else { return nil }
+        return max(rules.repeatWindow ?? 0, rules.calledWindow ?? 0, ScreeningRules.emergencyWindow)
     }
 }

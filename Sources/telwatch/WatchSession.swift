@@ -275,6 +275,24 @@ final class WatchSession {
         }
     }
 
+    /// The exceptions (`except repeat`, `except called`) and the emergency hour look back past
+    /// this start: the calls of the history within their window are told to the screener once,
+    /// after `ready` (the start's sync costs nothing more). A history that cannot be read is one
+    /// line: the exceptions then know the calls from now on.
+    private func seedScreening() {
+        guard let lookBack = screening.screener.lookBack, let path = history?.path else { return }
+        do {
+            guard let reader = try HistoryReader(path: path) else { return }
+            let rows = try reader.calls(HistoryQuery(since: wallClockNow() - lookBack, limit: CallScreener.seedLimit))
+            screening.screener.seed(rows.reversed().compactMap { row in
+                guard let direction = CallDirection(rawValue: row.direction), !row.initial else { return nil }
+                return (row.number, direction, row.firstSeen)
+            })
+        } catch {
+            warn("screening: the history cannot be read for the exceptions (\(error)); they know the calls from now on")
+        }
+    }
+
     /// Stops a live call's ring at the user's word (D-Bus `Silence`, MQTT `silence`): screening's
     /// `silence`, said with a `screened` event (rule `user`) as a rule's would be.
     func silence(callID: String) -> SilenceOutcome {
@@ -313,6 +331,7 @@ final class WatchSession {
             isReady = true
             pipeline.send(.ready(time: now))
             onReady?()
+            loop.soon { [weak self] in self?.seedScreening() }
         }
     }
 

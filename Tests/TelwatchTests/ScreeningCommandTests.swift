@@ -124,6 +124,35 @@ final class ScreeningCommandTests: CommandTestCase {
         XCTAssertEqual(watch.wait(timeout: 10), .exited(0))
     }
 
+    /// The exceptions look back past a restart: a number this phone called before telwatch
+    /// started again, and a caller who rang then, are known from the history.
+    func testTheExceptionsKnowTheCallsOfTheHistoryAfterARestart() throws {
+        try startModemManager()
+        try writeRules("unknown reject\nexcept called 30d\nexcept repeat 15m\n")
+        let first = try startWatch()
+        let dialled = try control("Dial", [.objectPath(try ObjectPath(Self.modem0)), .string("+15550401")])
+        let outgoing = try XCTUnwrap(dialled.first?.objectPath?.rawValue)
+        XCTAssertNotNil(nextEvent(first, "dialing"))
+        let caller = try ring("+15550402")
+        XCTAssertNotNil(nextEvent(first, "incoming"))
+        try setState(caller, .terminated, reason: .terminated)
+        try setState(outgoing, .terminated, reason: .terminated)
+        XCTAssertNotNil(nextEvent(first, "run-stopped"), first.log())
+        first.signal(SIGTERM)
+        XCTAssertEqual(first.wait(timeout: 10), .exited(0))
+
+        let watch = try startWatch(["--screening", rulesPath])
+        for (number, rule) in [("+15550401", "called"), ("+15550402", "repeat"), ("+15550403", "unknown")] {
+            _ = try ring(number)
+            let screened = try XCTUnwrap(nextEvent(watch, "screened"), watch.log())
+            XCTAssertEqual(screened["number"] as? String, number)
+            XCTAssertEqual(screened["rule"] as? String, rule, "for \(number)")
+        }
+        watch.signal(SIGTERM)
+        XCTAssertEqual(watch.wait(timeout: 10), .exited(0))
+        XCTAssertEqual(watch.log(), "")
+    }
+
     /// A rejected or ignored call is recorded with what screening did, and is never a missed call:
     /// no `missed` event, not `missed` in the history, not among `log --missed` (docs/screening.md).
     func testAScreenedCallIsRecordedAndNeverMissed() throws {
