@@ -68,6 +68,7 @@ A stuck stack (a message filter takes a call's Properties.GetAll before dbusmock
     FloodNumbers(o call, u n)       n PropertiesChanged of Number on the call, +15550000000 up, each
                                     a new value. Returns at once: the signals go out in batches from
                                     the main loop, so other control calls are served mid-flood.
+                                    They go straight on the connection: LoseSignals does not drop them.
 
 Real methods (besides org.freedesktop.DBus.Properties Get/GetAll on every object):
     Voice: ListCalls() -> ao (newest first, as the daemon), CreateCall(a{sv} {"number": s}) -> o
@@ -549,8 +550,8 @@ class _ModemManager:
                 number = dbus.String(f'+1555{index:07d}')
                 if call not in self.call_modem or not self.store(obj, CALL_IFACE, {'Number': number}):
                     continue
-                # Straight onto the connection: dbusmock's EmitSignal converts, checks and logs
-                # each signal, four times slower than a flood of 30,000 in the tests' time needs.
+                # Straight onto the connection (so LoseSignals does not drop them): dbusmock's
+                # EmitSignal converts and logs each signal, and took 31 s for 30,000 against 9.8 s.
                 signal = dbus.lowlevel.SignalMessage(call, dbus.PROPERTIES_IFACE, 'PropertiesChanged')
                 signal.append(CALL_IFACE, {'Number': number}, dbus.Array([], signature='s'), signature='sa{sv}as')
                 self.reads.connection.send_message(signal)
