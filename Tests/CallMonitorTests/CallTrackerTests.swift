@@ -39,25 +39,6 @@ private func of(_ state: String, number: String? = nil, name: String? = nil) -> 
     CallObservation(phase: OfonoMapping.phase(state), number: number, name: name)
 }
 
-/// Compact, readable form of tracker events.
-private func describe(_ events: [TrackerEvent]) -> [String] {
-    events.map { event in
-        switch event {
-        case let .transition(s, previous):
-            let from = previous?.rawValue ?? "new"
-            let to = s.detail.map { "\(s.state.rawValue).\($0.rawValue)" }
-                ?? "\(s.state.rawValue)(\(s.reason ?? "-"))"
-            return "\(s.id) \(from)->\(to)"
-        case let .updated(s): return "\(s.id) updated"
-        case let .missed(s): return "\(s.id) missed"
-        case let .busy(s): return "busy \(s.id)"
-        case let .idle(s): return "idle \(s.id)"
-        case let .announced(key, id): return "\(id) announced \(key.path)"
-        case let .withdrawn(key, id): return "\(id) withdrawn \(key.path)"
-        }
-    }
-}
-
 private func snapshots(_ events: [TrackerEvent]) -> [CallSnapshot] {
     events.compactMap(\.call)
 }

@@ -27,24 +27,6 @@ private func listed(_ key: CallKey, _ observation: CallObservation) -> BackendEv
     .learnedOnResume(.callAppeared(key, modem: key.backend == .ofono ? ofModem : mmModem, observation, initial: true))
 }
 
-/// `id-1 incoming->disconnected(terminated) resumed`, `id-1 missed resumed`, `busy id-2`…
-private func describe(_ events: [TrackerEvent]) -> [String] {
-    events.map { event in
-        let flag = event.call?.resumed == true ? " resumed" : ""
-        switch event {
-        case let .transition(s, previous):
-            let to = s.detail.map { "\(s.state.rawValue).\($0.rawValue)" } ?? "\(s.state.rawValue)(\(s.reason ?? "-"))"
-            return "\(s.id) \(previous?.rawValue ?? "new")->\(to)\(flag)"
-        case let .updated(s): return "\(s.id) updated\(flag)"
-        case let .missed(s): return "\(s.id) missed\(flag)"
-        case let .busy(s): return "busy \(s.id)\(flag)"
-        case let .idle(s): return "idle \(s.id)\(flag)"
-        case let .announced(key, id): return "\(id) announced \(key.path)"
-        case let .withdrawn(key, id): return "\(id) withdrawn \(key.path)"
-        }
-    }
-}
-
 final class ResumeReconciliationTests: XCTestCase {
     func testALiveCallListedAgainUnchangedIsNotReportedTwice() {
         var t = tracker()

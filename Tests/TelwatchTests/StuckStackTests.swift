@@ -7,41 +7,28 @@ import Loop
 import TestSupport
 import XCTest
 
-/// `telwatch watch` against a ModemManager that stops answering (Tests/Fixtures/stuckstack/):
+/// `telwatch watch` against a ModemManager that stops answering (the fake's stuck-stack controls,
+/// Tests/Fixtures/dbusmock/README.md):
 /// what a user notices when the stack hoards telwatch's calls, is slow, floods, or answers with
 /// garbage. dbus-daemon counts every unanswered call against telwatch's connection until the
 /// stack answers or leaves (docs/modem-stacks.md §8); a ring must still be seen, and the sleep
 /// lock still taken, at once.
 final class StuckStackTests: CommandTestCase {
-    static let controlPath = "/org/telwatch/Test/Stuck"
-    static let controlInterface = "org.telwatch.Test.Stuck"
     static let overdueNotice = "has not answered yet"
 
     // MARK: The stand-in
 
-    @discardableResult
-    private func startStuckStack() throws -> TestProcess {
-        let process = try fixture.start([Repository.python,
-                                         Repository.path("Tests/Fixtures/stuckstack/modemmanager_stuck.py")],
-                                        name: "modemmanager-stuck")
-        try fixture.waitForName("org.freedesktop.ModemManager1")
-        return process
+    /// How the fake answers a call's `Properties.GetAll` (`RingAnswering`, Tests/Fixtures/dbusmock/README.md).
+    private enum ReadAnswer: String {
+        case late
+        case never
+        case hostileError = "hostile-error"
     }
 
-    @discardableResult
-    private func stuck(_ member: String, _ arguments: [DBusValue] = []) throws -> [DBusValue] {
-        try logind.observer.callValues("org.freedesktop.ModemManager1", Self.controlPath, Self.controlInterface,
-                                       member, arguments, timeout: 10)
-    }
-
-    /// A ringing incoming call whose GetAll answers as `mode` says, after `delay` seconds.
-    private func ringing(_ number: String, answerAfter delay: Double = 0, mode: String = "answer") throws -> String {
-        try XCTUnwrap(stuck("Ring", [.string(number), .double(delay), .string(mode)]).first?.objectPath?.rawValue)
-    }
-
-    private func setState(_ call: String, _ state: ModemManagerCallState, _ reason: ModemManagerCallStateReason) throws {
-        try stuck("SetState", [.objectPath(try ObjectPath(call)), .int32(state.rawValue),
-                               .uint32(UInt32(reason.rawValue))])
+    /// A ringing incoming call whose GetAll the fake answers as `answer` says (`late`: after `delay` seconds).
+    private func ring(_ number: String, answering answer: ReadAnswer, after delay: Double = 0) throws -> String {
+        try XCTUnwrap(control("RingAnswering", [.objectPath(try ObjectPath(Self.modem0)), .string(number),
+                                                .string(answer.rawValue), .double(delay)]).first?.objectPath?.rawValue)
     }
 
     // MARK: Looking at telwatch
@@ -143,22 +130,23 @@ final class StuckStackTests: CommandTestCase {
     /// more of its reads went out to the stack and stuck there, and a third after the stack
     /// deleted the hoarded calls (the run they held ends; the ring alone takes the lock again).
     func testARingGetsThroughAStackThatHoardsUnansweredCalls() throws {
-        try startStuckStack()
+        try startModemManager()
         let watch = try startWatch()
         let began = monotonicNow()
-        XCTAssertEqual(try stuck("FloodStuck", [.uint32(200)]).first?.uint32, 200)
+        let flooded = try control("FloodUnanswered", [.objectPath(try ObjectPath(Self.modem0)), .uint32(200)])
+        XCTAssertEqual(flooded.first?.uint32, 200)
         // The reads' 10 s timeout has passed once telwatch says so; the stack still holds them.
         XCTAssertTrue(waitForStderr(watch, containing: Self.overdueNotice, timeout: 20),
                       "no overdue read reported:\n\(watch.log())")
         let overdueAfter = monotonicNow() - began
-        XCTAssertGreaterThanOrEqual(try XCTUnwrap(stuck("Ready").first?.uint32), 32,
+        XCTAssertGreaterThanOrEqual(try XCTUnwrap(control("HeldReads").first?.uint32), 32,
                                     "the stack holds telwatch's reads unanswered")
 
         var timings: [String] = []
         /// Rings, and checks the call's `incoming` line and logind's lock come within 1 s.
         func ringsThrough(_ number: String, _ what: String) throws -> String {
             let rung = monotonicNow()
-            let call = try ringing(number)
+            let call = try ring(number)
             var seen: [[String: Any]] = []
             let incoming = nextEvent(watch, "incoming", timeout: 1, seen: &seen)
             let seenAfter = monotonicNow() - rung
@@ -172,14 +160,14 @@ final class StuckStackTests: CommandTestCase {
         }
 
         let first = try ringsThrough("+15550100", "first ring")
-        try setState(first, .terminated, .terminated)
+        try setState(first, .terminated, reason: .terminated)
         XCTAssertNotNil(nextEvent(watch, "disconnected"))
         // Answered, the first ring let telwatch send more reads, which the stack keeps too.
         let second = try ringsThrough("+15550101", "second ring")
-        try setState(second, .terminated, .terminated)
+        try setState(second, .terminated, reason: .terminated)
         XCTAssertNotNil(nextEvent(watch, "disconnected"))
 
-        XCTAssertEqual(try stuck("DeleteStuck").first?.uint32, 200)
+        XCTAssertEqual(try control("DeleteUnanswered").first?.uint32, 200)
         XCTAssertEqual(nextEvent(watch, "run-stopped", timeout: 2)?["reason"] as? String, "idle",
                        "the deleted calls let the run go:\n\(watch.log())")
         XCTAssertNotNil(lockListed(false, since: monotonicNow(), timeout: 2), "the lock is released")
@@ -191,10 +179,10 @@ final class StuckStackTests: CommandTestCase {
     /// A read answered after 12 s (past telwatch's 10 s timeout) still reports the call with its
     /// number, and the lock is held from the CallAdded on, with no gap when the call becomes known.
     func testALateAnswerStillReportsTheCallAndTheLockIsHeldMeanwhile() throws {
-        try startStuckStack()
+        try startModemManager()
         let watch = try startWatch()
         let rung = monotonicNow()
-        let call = try ringing("+15550200", answerAfter: 12)
+        let call = try ring("+15550200", answering: .late, after: 12)
         var seen: [[String: Any]] = []
         XCTAssertNotNil(nextEvent(watch, "lock-taken", timeout: 2, seen: &seen),
                         "the lock is taken on the CallAdded:\n\(watch.log())")
@@ -212,7 +200,7 @@ final class StuckStackTests: CommandTestCase {
         XCTAssertTrue(watch.log().contains(Self.overdueNotice), "the wait is said on stderr:\n\(watch.log())")
         XCTAssertTrue(holdsLock(try logind.inhibitors()), "the call holds the lock now")
 
-        try setState(call, .terminated, .terminated)
+        try setState(call, .terminated, reason: .terminated)
         XCTAssertEqual(nextEvent(watch, "disconnected")?["missed"] as? Bool, true)
         XCTAssertEqual(nextEvent(watch, "run-stopped")?["reason"] as? String, "idle")
         XCTAssertNotNil(lockListed(false, since: monotonicNow(), timeout: 5), "the lock is released")
@@ -221,17 +209,17 @@ final class StuckStackTests: CommandTestCase {
     /// A call whose read is never answered holds the lock on the stack's word, and lets it go the
     /// moment the stack deletes it: it never became a call, so no call event is written.
     func testANeverAnsweredCallHoldsTheLockUntilTheStackDeletesIt() throws {
-        try startStuckStack()
+        try startModemManager()
         let watch = try startWatch()
         let rung = monotonicNow()
-        let call = try ringing("+15550300", mode: "never")
+        let call = try ring("+15550300", answering: .never)
         var seen: [[String: Any]] = []
         XCTAssertEqual(nextEvent(watch, "run-started", timeout: 2, seen: &seen)?["reason"] as? String, "new-call",
                        "the CallAdded starts the run:\n\(watch.log())")
         XCTAssertNotNil(lockListed(true, since: rung, timeout: 2), "logind lists the lock")
 
         let deleted = monotonicNow()
-        try stuck("Delete", [.objectPath(try ObjectPath(call))])
+        try control("Delete", [.objectPath(try ObjectPath(call))])
         XCTAssertEqual(nextEvent(watch, "run-stopped", timeout: 2, seen: &seen)?["reason"] as? String, "idle",
                        "the deletion ends the run:\n\(watch.log())")
         let releasedAfter = lockListed(false, since: deleted, timeout: 2)
@@ -248,9 +236,9 @@ final class StuckStackTests: CommandTestCase {
         let hooks = logind.directory + "/hooks"
         try Files.makeDirectory(hooks)
         try Files.script(hooks + "/updated", "sleep 1")
-        try startStuckStack()
+        try startModemManager()
         let watch = try startWatch(["--hooks", hooks, "--hook-timeout", "30s"])
-        let call = try ringing("+15550400")
+        let call = try ring("+15550400")
         let first = nextEvents(watch, ["incoming", "lock-taken"])
         XCTAssertEqual(first["incoming"]?["path"] as? String, call)
         XCTAssertNotNil(first["lock-taken"], "\(first)")
@@ -261,7 +249,7 @@ final class StuckStackTests: CommandTestCase {
         let asan = Sanitizers.addressSanitizer
         let flood = asan ? 10_000 : 30_000
         let flooded = monotonicNow()
-        try stuck("FloodNumbers", [.objectPath(try ObjectPath(call)), .uint32(UInt32(flood))])
+        try control("FloodNumbers", [.objectPath(try ObjectPath(call)), .uint32(UInt32(flood))])
         var updated = 0
         var firstAmiss: String?
         var peak = before
@@ -286,7 +274,7 @@ final class StuckStackTests: CommandTestCase {
 
         // The updated hooks are still busy: one runs its second, the newest update's waits.
         let rung = monotonicNow()
-        let second = try ringing("+15550401")
+        let second = try ring("+15550401")
         let incoming = nextEvent(watch, "incoming", timeout: 1)
         let seenAfter = monotonicNow() - rung
         XCTAssertEqual(incoming?["path"] as? String, second, "a ring after the flood is seen within 1 s")
@@ -315,11 +303,11 @@ final class StuckStackTests: CommandTestCase {
             flock 9; echo $(( $(cat "\(directory)/running") - 1 )) > "\(directory)/running"; flock -u 9
             printf '%s %s\\n' "$TELWATCH_CALL_ID" "$now" > "\(log.path)"
             """)
-        try startStuckStack()
+        try startModemManager()
         let watch = try startWatch(["--hooks", hooks])
         let count = 300
         let started = monotonicNow()
-        for index in 0..<count { _ = try ringing(String(format: "+1555%07d", index)) }
+        for index in 0..<count { _ = try ring(String(format: "+1555%07d", index)) }
         let calls = incomingCalls(watch, count: count, timeout: 20)
         XCTAssertEqual(calls.count, count, "every call rings:\n\(watch.log())")
 
@@ -348,7 +336,7 @@ final class StuckStackTests: CommandTestCase {
         for event in ["incoming", "disconnected"] {
             try Files.script(hooks + "/" + event, "sleep 0.05\necho \"$TELWATCH_EVENT $TELWATCH_CALL_ID\" > \"\(log.path)\"")
         }
-        try startStuckStack()
+        try startModemManager()
         let watch = try fixture.start(["sh", "-c", #"ulimit -n 64 && exec "$@""#, "sh", Self.telwatch,
                                        "--bus", fixture.address, "--json", "--backend", "modemmanager",
                                        "--state-dir", stateDirectory, "--hooks", hooks], name: "telwatch")
@@ -359,14 +347,14 @@ final class StuckStackTests: CommandTestCase {
 
         let count = 100
         var paths: [String] = []
-        for index in 0..<count { paths.append(try ringing(String(format: "+1555%07d", index))) }
+        for index in 0..<count { paths.append(try ring(String(format: "+1555%07d", index))) }
         let calls = incomingCalls(watch, count: count, timeout: 20)
         XCTAssertEqual(calls.count, count, "every call rings:\n\(watch.log())")
         XCTAssertTrue(holdsLock(try logind.inhibitors()), "logind lists the lock")
         let record = stateDirectory + "/" + RunStateStore.recordName
         XCTAssertTrue(Files.exists(record), "the run is recorded")
 
-        for path in paths { try setState(path, .terminated, .terminated) }
+        for path in paths { try setState(path, .terminated, reason: .terminated) }
         var seen: [[String: Any]] = []
         XCTAssertEqual(nextEvent(watch, "run-stopped", timeout: 20, seen: &seen)?["reason"] as? String, "idle",
                        "the last call's end ends the run:\n\(watch.log())")
@@ -389,9 +377,9 @@ final class StuckStackTests: CommandTestCase {
     /// A read answered with an error whose text is hostile (escape sequences, BEL, newlines, a
     /// forged "telwatch: " line, 5 KB): stderr says so on one escaped, bounded line.
     func testAHostileErrorReplyIsEscapedAndCutOnOneLine() throws {
-        try startStuckStack()
+        try startModemManager()
         let watch = try startWatch()
-        let call = try ringing("+15550700", mode: "hostile-error")
+        let call = try ring("+15550700", answering: .hostileError)
         var seen: [[String: Any]] = []
         // The warning is written before the events it causes: once the run is over, it is on stderr.
         XCTAssertEqual(nextEvent(watch, "run-stopped", timeout: 5, seen: &seen)?["reason"] as? String, "idle",

@@ -51,6 +51,25 @@ its signals on the bus before it replies, so once `gdbus call` returns they have
                                     flow again and the reply counts those dropped. E.g. Ring, RemoteHangup
                                     while on: a terminated call telwatch never heard of stays listed.
 
+A stuck stack (a message filter takes a call's Properties.GetAll before dbusmock sees it):
+    RingAnswering(o modem, s number, s answer, d delay) -> o
+                                    As Ring, but the call answers GetAll as `answer` says: "late"
+                                    (after `delay` s, from a GLib timeout; UnknownObject if it was
+                                    deleted meanwhile), "never" (the read is kept unanswered: the bus
+                                    counts it against the caller for as long as the mock lives),
+                                    "hostile-error" (Error.Core.Failed with ESC sequences, BEL,
+                                    newlines, a forged "telwatch: " line, over 5 KB).
+    FloodUnanswered(o modem, u n) -> u
+                                    n calls ringing with answer "never" (n CallAdded); returns how
+                                    many calls the modem lists.
+    DeleteUnanswered() -> u         Delete for every "never" call; returns how many. The reads they
+                                    received stay unanswered.
+    HeldReads() -> u                How many GetAll calls are held unanswered.
+    FloodNumbers(o call, u n)       n PropertiesChanged of Number on the call, +15550000000 up, each
+                                    a new value. Returns at once: the signals go out in batches from
+                                    the main loop, so other control calls are served mid-flood.
+                                    They go straight on the connection: LoseSignals does not drop them.
+
 Real methods (besides org.freedesktop.DBus.Properties Get/GetAll on every object):
     Voice: ListCalls() -> ao (newest first, as the daemon), CreateCall(a{sv} {"number": s}) -> o
            (State 0 UNKNOWN, Direction 2; needs Start), DeleteCall(o), HangupAll(), HoldAndAccept(),
@@ -70,11 +89,19 @@ Template parameters (-p JSON, all optional):
                      "multiparty" (bool, default false).
 '''
 
+import itertools
+import os
+import sys
+
 import dbus
+from gi.repository import GLib
 
 from dbusmock import MOCK_IFACE
-from dbusmock import mockobject
 from dbusmock.mockobject import OBJECT_MANAGER_IFACE, objects
+
+# dbusmock runs a template from its path, not as a package: the shared module is found beside it.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import templatelib  # noqa: E402  pylint: disable=wrong-import-position
 
 BUS_NAME = 'org.freedesktop.ModemManager1'
 MAIN_OBJ = '/org/freedesktop/ModemManager1'
@@ -102,23 +129,23 @@ D_UNKNOWN, D_INCOMING, D_OUTGOING = range(3)
 
 MODEM_STATE_REGISTERED = 8
 
+# How a call rung with RingAnswering answers its Properties.GetAll (see _CallReads).
+READ_ANSWERS = ('late', 'never', 'hostile-error')
+
+HOSTILE_MESSAGE = (
+    'modem exploded\x1b[2J\x1b]0;owned\x07\x07\r\n'
+    'telwatch: forged warning: everything is fine\n'
+    '\x1b[31mred\x1b[0m\tand\u202ereversed\n'
+    + 'A' * 5000 + '\ntelwatch: forged tail'
+)
+
+# Number changes sent per main-loop turn by FloodNumbers: small enough that a control call waiting
+# in between is served within a few milliseconds.
+FLOOD_BATCH = 250
+
 
 def _core_error(kind, message):
     return dbus.exceptions.DBusException(message, name='org.freedesktop.ModemManager1.Error.Core.' + kind)
-
-
-def _mock_error(message):
-    # dbusmock's own name for "no such object" (InvalidArgs would make gdbus blame the signature).
-    return dbus.exceptions.DBusException(message, name='org.freedesktop.DBus.Mock.NameError')
-
-
-def _add_method(obj, iface, name, in_sig, out_sig, impl):
-    '''Register impl as a D-Bus method of obj.
-
-    dbusmock only runs a "code" argument that is a plain function (types.FunctionType, so not a
-    bound method) and passes it the receiving object first; the lambda adapts both.
-    '''
-    obj.AddMethod(iface, name, in_sig, out_sig, lambda _receiver, *args: impl(*args))
 
 
 def _as_int32(value):
@@ -147,17 +174,18 @@ class _ModemManager:
         self.sim_emergency_numbers = None
         self.next_call = 0
         self.call_waiting = {}    # modem path -> CallWaitingSetup flag
+        self.reads = _CallReads(self, mock.connection)
 
     # ---- lookups ---------------------------------------------------------------------------
 
     def modem(self, path):
         if path not in self.calls:
-            raise _mock_error(f'no such modem: {path}')
+            raise templatelib.mock_error(f'no such modem: {path}')
         return objects[path]
 
     def call(self, path):
         if path not in self.call_modem:
-            raise _mock_error(f'no such call: {path}')
+            raise templatelib.mock_error(f'no such call: {path}')
         return objects[path]
 
     @staticmethod
@@ -394,7 +422,7 @@ class _ModemManager:
                 ('CallWaitingSetup', 'b', '', call_waiting_setup),
                 ('CallWaitingQuery', '', 'b', lambda: dbus.Boolean(self.call_waiting[modem_path])),
         ]:
-            _add_method(obj, VOICE_IFACE, name, in_sig, out_sig, impl)
+            templatelib.add_method(obj, VOICE_IFACE, name, in_sig, out_sig, impl)
 
     # ---- Call methods ----------------------------------------------------------------------
 
@@ -455,7 +483,7 @@ class _ModemManager:
                 ('JoinMultiparty', '', join_multiparty),
                 ('LeaveMultiparty', '', leave_multiparty),
         ]:
-            _add_method(obj, CALL_IFACE, name, in_sig, '', impl)
+            templatelib.add_method(obj, CALL_IFACE, name, in_sig, '', impl)
 
     # ---- control methods (org.freedesktop.DBus.Mock) ---------------------------------------
 
@@ -492,44 +520,99 @@ class _ModemManager:
         self.call(call)
         self.delete_call(call)
 
+    def ctl_ring_answering(self, modem, number, answer, delay):
+        if answer not in READ_ANSWERS:
+            raise templatelib.mock_error(f'unknown answer "{answer}": one of {", ".join(READ_ANSWERS)}')
+        # Known before CallAdded goes out: telwatch's GetAll follows the signal at once.
+        path = f'{CALL_PREFIX}{self.next_call}'
+        self.reads.answers[path] = (str(answer), float(delay))
+        return self.ctl_ring(modem, number)
 
-# ---- LoseSignals: a system asleep ------------------------------------------------------------
+    def ctl_flood_unanswered(self, modem, count):
+        for _ in range(int(count)):
+            self.ctl_ring_answering(modem, '', 'never', 0)
+        return dbus.UInt32(len(self.calls[modem]))
+
+    def ctl_delete_unanswered(self):
+        calls = self.reads.unanswered_calls()
+        for path in calls:
+            self.delete_call(path)
+        return dbus.UInt32(len(calls))
+
+    def ctl_flood_numbers(self, call, count):
+        obj = self.call(call)
+        indexes = iter(range(int(count)))
+        self.mock.log(f'flood of {count} Number changes on {call}')
+
+        def send_batch():
+            batch = list(itertools.islice(indexes, FLOOD_BATCH))
+            for index in batch:
+                number = dbus.String(f'+1555{index:07d}')
+                if call not in self.call_modem or not self.store(obj, CALL_IFACE, {'Number': number}):
+                    continue
+                # Straight onto the connection (so LoseSignals does not drop them): dbusmock's
+                # EmitSignal converts and logs each signal, and took 31 s for 30,000 against 9.8 s.
+                signal = dbus.lowlevel.SignalMessage(call, dbus.PROPERTIES_IFACE, 'PropertiesChanged')
+                signal.append(CALL_IFACE, {'Number': number}, dbus.Array([], signature='s'), signature='sa{sv}as')
+                self.reads.connection.send_message(signal)
+            return len(batch) == FLOOD_BATCH     # called again while more may be left
+        GLib.idle_add(send_batch)
+
+
+# ---- A stuck stack: reads answered late, never, or with garbage -----------------------------
 #
-# A suspended host runs no process at all, daemons and bus included; what goes missing are the
-# modem's events that nobody turned into signals (URCs lost while the port slept, a call list the
-# daemon only re-reads after the resume). A telwatch stopped with SIGSTOP would get every queued
-# signal on SIGCONT: that tests signal delivery, not what telwatch must do after a resume, which is
-# to read the state back. So while "asleep" this mock changes its state as usual but drops every
-# signal it would emit: only its methods (listing, GetAll/GetProperties) tell what happened.
-# The switch lives on dbusmock's class so that a Reset (which loads the template again) keeps one.
+# dbusmock answers every method the moment it is called. A stuck daemon does not, and dbus-daemon
+# counts each unanswered call against its caller until the callee answers or leaves the bus
+# (docs/modem-stacks.md §8). A message filter on the mock's connection runs before dbusmock's
+# objects see a message, so it can take a call's GetAll and keep it unanswered, answer it later
+# from a GLib timeout, or answer it with an error.
 
-def _install_signal_loss():
-    cls = mockobject.DBusMockObject
-    if getattr(cls, '_telwatch_lossy', False):
-        return
-    original = cls._emit_signal
+class _CallReads:
+    '''Properties.GetAll of the calls rung with RingAnswering or FloodUnanswered.'''
 
-    def emit_unless_lost(self, interface, name, signature, sigargs, details):
-        if cls._telwatch_losing:
-            cls._telwatch_lost += 1
-            self.log(f'lost {interface}.{name} (LoseSignals)')
-            return
-        original(self, interface, name, signature, sigargs, details)
+    def __init__(self, mm, connection):
+        self.mm = mm
+        self.connection = connection
+        self.answers = {}         # call path -> (one of READ_ANSWERS, delay in seconds)
+        self.held = 0             # GetAll calls taken and never answered
+        # A Reset loads the template again: the old instance's filter goes with it.
+        previous = getattr(connection, 'telwatch_read_filter', None)
+        if previous is not None:
+            connection.remove_message_filter(previous)
+        connection.telwatch_read_filter = self.filter
+        connection.add_message_filter(self.filter)
 
-    cls._emit_signal = emit_unless_lost
-    cls._telwatch_lossy = True
-    cls._telwatch_losing = False
-    cls._telwatch_lost = 0
+    def unanswered_calls(self):
+        return [p for p, (answer, _) in self.answers.items() if answer == 'never' and p in self.mm.call_modem]
 
+    def filter(self, _connection, message):
+        path = message.get_path()
+        if (not isinstance(message, dbus.lowlevel.MethodCallMessage) or message.get_member() != 'GetAll'
+                or message.get_interface() != dbus.PROPERTIES_IFACE or path not in self.answers
+                or path not in self.mm.call_modem or message.get_args_list() != [CALL_IFACE]):
+            return dbus.lowlevel.HANDLER_RESULT_NOT_YET_HANDLED
+        answer, delay = self.answers[path]
+        if answer == 'never':
+            self.held += 1
+            self.mm.mock.log(f'GetAll {path}: held, never answered')
+        elif answer == 'hostile-error':
+            self.connection.send_message(dbus.lowlevel.ErrorMessage(
+                message, 'org.freedesktop.ModemManager1.Error.Core.Failed', HOSTILE_MESSAGE))
+        else:
+            GLib.timeout_add(int(delay * 1000), self.answer_late, message)
+        return dbus.lowlevel.HANDLER_RESULT_HANDLED
 
-def _lose_signals(lose):
-    '''LoseSignals(b lose) -> u: on, every signal is dropped from now on; off, they flow again and
-    the reply is how many were dropped while it was on.'''
-    cls = mockobject.DBusMockObject
-    dropped = cls._telwatch_lost
-    cls._telwatch_losing = bool(lose)
-    cls._telwatch_lost = 0
-    return dbus.UInt32(0 if lose else dropped)
+    def answer_late(self, message):
+        path = message.get_path()
+        if path in self.mm.call_modem:
+            reply = dbus.lowlevel.MethodReturnMessage(message)
+            reply.append(dbus.Dictionary(objects[path].props[CALL_IFACE], signature='sv'), signature='a{sv}')
+        else:
+            # Deleted meanwhile: the read fails as on the daemon, whose object has left the bus.
+            reply = dbus.lowlevel.ErrorMessage(message, 'org.freedesktop.DBus.Error.UnknownObject',
+                                               f"No such object path '{path}'")
+        self.connection.send_message(reply)
+        return False
 
 
 def _default_reason(state, direction):
@@ -545,7 +628,7 @@ def _default_reason(state, direction):
 
 
 def load(mock, parameters):
-    _install_signal_loss()
+    templatelib.install_signal_loss()
     mm = _ModemManager(mock)
     mock.telwatch_mm = mm     # reachable from a debugger or an AddMethod code string
 
@@ -556,7 +639,7 @@ def load(mock, parameters):
         ('ReportKernelEvent', 'a{sv}', '', ''),
         ('InhibitDevice', 'sb', '', ''),
     ])
-    _add_method(mock, OBJECT_MANAGER_IFACE, 'GetManagedObjects', '', 'a{oa{sa{sv}}}', mm.managed_objects)
+    templatelib.add_method(mock, OBJECT_MANAGER_IFACE, 'GetManagedObjects', '', 'a{oa{sa{sv}}}', mm.managed_objects)
 
     for name, in_sig, out_sig, impl in [
             ('AddModem', 's', 'o', lambda name: mm.add_modem(str(name), announce=True)),
@@ -570,9 +653,14 @@ def load(mock, parameters):
             ('SetState', 'oiu', '', mm.ctl_set_state),
             ('RemoteHangup', 'o', '', mm.ctl_remote_hangup),
             ('Delete', 'o', '', mm.ctl_delete),
-            ('LoseSignals', 'b', 'u', _lose_signals),
+            ('LoseSignals', 'b', 'u', templatelib.lose_signals),
+            ('RingAnswering', 'ossd', 'o', mm.ctl_ring_answering),
+            ('FloodUnanswered', 'ou', 'u', mm.ctl_flood_unanswered),
+            ('DeleteUnanswered', '', 'u', mm.ctl_delete_unanswered),
+            ('HeldReads', '', 'u', lambda: dbus.UInt32(mm.reads.held)),
+            ('FloodNumbers', 'ou', '', mm.ctl_flood_numbers),
     ]:
-        _add_method(mock, MOCK_IFACE, name, in_sig, out_sig, impl)
+        templatelib.add_method(mock, MOCK_IFACE, name, in_sig, out_sig, impl)
 
     if 'sim_emergency_numbers' in parameters:
         mm.sim_emergency_numbers = [str(n) for n in parameters['sim_emergency_numbers']]

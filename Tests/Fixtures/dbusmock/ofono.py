@@ -73,6 +73,7 @@ Template parameters (-p JSON, all optional):
                                       non-root, non-at_console caller; signals still flow.
 '''
 
+import os
 import re
 import sys
 import time
@@ -81,8 +82,11 @@ import dbus
 from gi.repository import GLib
 
 from dbusmock import MOCK_IFACE
-from dbusmock import mockobject
 from dbusmock.mockobject import objects
+
+# dbusmock runs a template from its path, not as a package: the shared module is found beside it.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import templatelib  # noqa: E402  pylint: disable=wrong-import-position
 
 BUS_NAME = 'org.ofono'
 MAIN_OBJ = '/'
@@ -102,20 +106,6 @@ MAX_CALL_ID = 99          # the path has room for two digits
 
 def _ofono_error(kind, message):
     return dbus.exceptions.DBusException(message, name='org.ofono.Error.' + kind)
-
-
-def _mock_error(message):
-    # dbusmock's own name for "no such object" (InvalidArgs would make gdbus blame the signature).
-    return dbus.exceptions.DBusException(message, name='org.freedesktop.DBus.Mock.NameError')
-
-
-def _add_method(obj, iface, name, in_sig, out_sig, impl):
-    '''Register impl as a D-Bus method of obj.
-
-    dbusmock only runs a "code" argument that is a plain function (types.FunctionType, so not a
-    bound method) and passes it the receiving object first; the lambda adapts both.
-    '''
-    obj.AddMethod(iface, name, in_sig, out_sig, lambda _receiver, *args: impl(*args))
 
 
 def _later(action):
@@ -179,18 +169,18 @@ class _Ofono:
 
     def modem(self, path):
         if path not in self.voice:
-            raise _mock_error(f'no such modem: {path}')
+            raise templatelib.mock_error(f'no such modem: {path}')
         return objects[path]
 
     def voice_of(self, modem_path):
         self.modem(modem_path)
         if self.voice[modem_path] is None:
-            raise _mock_error(f'{modem_path} is powered off: it has no VoiceCallManager')
+            raise templatelib.mock_error(f'{modem_path} is powered off: it has no VoiceCallManager')
         return self.voice[modem_path]
 
     def call(self, path):
         if path not in self.calls:
-            raise _mock_error(f'no such call: {path}')
+            raise templatelib.mock_error(f'no such call: {path}')
         return self.calls[path]
 
     def calls_in(self, modem_path, *states):
@@ -228,7 +218,7 @@ class _Ofono:
                                                 name='org.freedesktop.DBus.Error.InvalidArgs')
         path = '/' + name
         if path in self.voice:
-            raise _mock_error(f'modem {path} already exists')
+            raise templatelib.mock_error(f'modem {path} already exists')
         self.mock.AddObject(path, MODEM_IFACE, {
             'Online': dbus.Boolean(True),
             'Powered': dbus.Boolean(True),
@@ -373,7 +363,7 @@ class _Ofono:
                     f'member="{name}" destination="org.ofono" (telwatch mock: at_console policy)',
                     name='org.freedesktop.DBus.Error.AccessDenied')
             return impl(*args)
-        _add_method(obj, iface, name, in_sig, out_sig, guarded)
+        templatelib.add_method(obj, iface, name, in_sig, out_sig, guarded)
 
     def add_modem_methods(self, obj, path):
         self.add_real_method(obj, MODEM_IFACE, 'GetProperties', '', 'a{sv}',
@@ -571,47 +561,8 @@ class _Ofono:
         self.access_denied = bool(denied)
 
 
-# ---- LoseSignals: a system asleep ------------------------------------------------------------
-#
-# A suspended host runs no process at all, daemons and bus included; what goes missing are the
-# modem's events that nobody turned into signals (URCs lost while the port slept, a call list the
-# daemon only re-reads after the resume). A telwatch stopped with SIGSTOP would get every queued
-# signal on SIGCONT: that tests signal delivery, not what telwatch must do after a resume, which is
-# to read the state back. So while "asleep" this mock changes its state as usual but drops every
-# signal it would emit: only its methods (listing, GetAll/GetProperties) tell what happened.
-# The switch lives on dbusmock's class so that a Reset (which loads the template again) keeps one.
-
-def _install_signal_loss():
-    cls = mockobject.DBusMockObject
-    if getattr(cls, '_telwatch_lossy', False):
-        return
-    original = cls._emit_signal
-
-    def emit_unless_lost(self, interface, name, signature, sigargs, details):
-        if cls._telwatch_losing:
-            cls._telwatch_lost += 1
-            self.log(f'lost {interface}.{name} (LoseSignals)')
-            return
-        original(self, interface, name, signature, sigargs, details)
-
-    cls._emit_signal = emit_unless_lost
-    cls._telwatch_lossy = True
-    cls._telwatch_losing = False
-    cls._telwatch_lost = 0
-
-
-def _lose_signals(lose):
-    '''LoseSignals(b lose) -> u: on, every signal is dropped from now on; off, they flow again and
-    the reply is how many were dropped while it was on.'''
-    cls = mockobject.DBusMockObject
-    dropped = cls._telwatch_lost
-    cls._telwatch_losing = bool(lose)
-    cls._telwatch_lost = 0
-    return dbus.UInt32(0 if lose else dropped)
-
-
 def load(mock, parameters):
-    _install_signal_loss()
+    templatelib.install_signal_loss()
     ofono = _Ofono(mock, bool(parameters.get('access_denied', False)))
     mock.telwatch_ofono = ofono   # reachable from a debugger or an AddMethod code string
 
@@ -629,9 +580,9 @@ def load(mock, parameters):
             ('RemoteHangup', 'os', '', ofono.ctl_remote_hangup),
             ('EmitMalformedCallAdded', 'o', 'o', ofono.ctl_emit_malformed_call_added),
             ('SetAccessDenied', 'b', '', ofono.ctl_set_access_denied),
-            ('LoseSignals', 'b', 'u', _lose_signals),
+            ('LoseSignals', 'b', 'u', templatelib.lose_signals),
     ]:
-        _add_method(mock, MOCK_IFACE, name, in_sig, out_sig, impl)
+        templatelib.add_method(mock, MOCK_IFACE, name, in_sig, out_sig, impl)
 
     # Start-up state is created silently: it was there before any test client connected.
     modems = parameters.get('modems', ['phonesim'])
