@@ -72,10 +72,11 @@ public final class HistorySink: EventSink, LoopHook {
     private var unseenCountDue = true
     private var unseenCountSaid: Int?
 
-    /// Missed calls not marked seen, said when the count changes: at start, after a turn that
-    /// recorded a missed call, and after each run (a `telwatch log --mark-seen` in between is
-    /// seen then). For MQTT's "missed calls unseen".
-    public var onMissedUnseen: ((Int) -> Void)?
+    /// Told the missed calls not marked seen as a `.missedUnseen` event, when the count changes:
+    /// at start, after a turn that recorded a missed call, and after each run (a `telwatch log
+    /// --mark-seen` in between is seen then). For MQTT's "missed calls unseen".
+    public weak var session: SinkSession?
+    private var unseenCountFailed = false
 
     /// The database is opened once telwatch is ready (or for the first call, if that comes
     /// first), so that it costs the start-up nothing: calls an earlier telwatch left live are
@@ -194,11 +195,18 @@ public final class HistorySink: EventSink, LoopHook {
     }
 
     private func sayUnseenCount(_ store: HistoryStore) {
-        guard unseenCountDue, let onMissedUnseen else { return }
+        guard unseenCountDue, let session else { return }
         unseenCountDue = false
-        guard let count = try? store.unseenCount(), count != unseenCountSaid else { return }
+        let count: Int
+        do { count = try store.unseenCount() } catch {
+            if !unseenCountFailed { report("history: the missed calls not seen cannot be counted: \(error)") }
+            unseenCountFailed = true
+            return
+        }
+        unseenCountFailed = false
+        guard count != unseenCountSaid else { return }
         unseenCountSaid = count
-        onMissedUnseen(count)
+        session.send(.missedUnseen(count))
     }
 
     private func openedStore() -> HistoryStore? {

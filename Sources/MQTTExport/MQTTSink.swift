@@ -51,24 +51,21 @@ public final class MQTTSink: EventSink, LoopHook {
         set { state.countsBlockedCalls = newValue }
     }
 
-    /// Silences a live call's ring (`silence CALL_ID` on `TOPIC/command`, `--mqtt-commands`).
-    public var silence: (String) -> SilenceOutcome = { _ in .noSuchCall }
+    /// Asked to silence a live call's ring (`silence CALL_ID` on `TOPIC/command`, `--mqtt-commands`).
+    public weak var session: SinkSession?
     /// Refusals said on stderr since the last command that worked: each kind once.
     private var saidRefusals: Set<String> = []
     /// Armed only while calls blocked today are counted: at local midnight the count starts again.
     private var midnightTimer: TimerSource?
 
-    /// Missed calls not seen yet, as the history counts them: retained in `TOPIC/state`. Said by
-    /// the history's own loop hook, which comes after this sink's in a turn: the next turn
-    /// publishes it (`soon` makes sure there is one).
-    public var missedUnseen: Int? {
-        get { state.missedUnseen }
-        set {
-            guard newValue != state.missedUnseen else { return }
-            state.missedUnseen = newValue
-            retainedDirty = true
-            loop.soon {}
-        }
+    /// Missed calls not seen yet, as the history counts them (its `.missedUnseen` events):
+    /// retained in `TOPIC/state`. The history says it in its persist phase, after this sink's
+    /// publish phase in a turn: the next turn publishes it (`soon` makes sure there is one).
+    private func noteMissedUnseen(_ count: Int) {
+        guard countsMissedCalls, count != state.missedUnseen else { return }
+        state.missedUnseen = count
+        retainedDirty = true
+        loop.soon {}
     }
 
     /// `stateDirectory` holds the outbox; nil keeps it in memory only.
@@ -108,6 +105,7 @@ public final class MQTTSink: EventSink, LoopHook {
 
     public func receive(_ event: PipelineEvent, liveCalls: Int) {
         guard !finished else { return }
+        if case .missedUnseen(let count) = event { return noteMissedUnseen(count) }
         state.note(event)
         retainedDirty = retainedDirty || state.changed
         if case .screened = event { followMidnight() }
@@ -154,7 +152,7 @@ public final class MQTTSink: EventSink, LoopHook {
         case .failure(let refusal):
             refused("\(refusal)", kind: "\(refusal)")
         case .success(.silence(let id)):
-            switch silence(id) {
+            switch session?.silence(callID: id) ?? .noSuchCall {
             case .silenced, .quietAlready:
                 saidRefusals.removeAll()
             case .noSuchCall:

@@ -18,19 +18,19 @@ public final class MonitorAPI: EventSink {
     public let connection: Connection
     /// Redaction follows a reloaded configuration.
     public var schema: EventSchema
-    /// The run manager, for the `Run` property.
+    /// The run manager, for `Run`, `LastSleep` and `StateDirectory`.
     public var runs: BGRunManager?
-    /// The last sleep as recorded in the state directory, for `LastSleep`.
-    public var lastSleep: () -> SleepRecord? = { nil }
-    /// The live calls as the tracker has them, in first-seen order: what the call objects show.
-    public var liveCalls: () -> [CallSnapshot] = { [] }
-    /// Silences a live call's ring (`Silence`): what the session's screener did.
-    public var silence: (String) -> SilenceOutcome = { _ in .noSuchCall }
-    /// What screening does to a live call (`Screening` of its object): nil when nothing spoke.
-    public var screening: (String) -> ScreeningAction? = { _ in nil }
+    /// The live calls (what the call objects show), screening's word on each, and `Silence`.
+    public weak var session: SinkSession?
+    /// The live calls as the tracker has them, in first-seen order.
+    private var liveCalls: [CallSnapshot] { session?.liveCalls ?? [] }
     /// Where this telwatch keeps its run record and history, for `StateDirectory` ("" when nowhere):
     /// how `log` and `doctor` find the service's history without being told.
-    public var stateDirectory = ""
+    var stateDirectory: String { runs?.stateStore?.directory ?? "" }
+    /// The last sleep as recorded in the state directory, for `LastSleep`.
+    private func lastSleep() -> SleepRecord? {
+        runs?.stateStore.flatMap { RunStateStore.readSleep(directory: $0.directory) }
+    }
 
     private let manager: ObjectManager
     private let subscribers: ClientTracker
@@ -72,11 +72,11 @@ public final class MonitorAPI: EventSink {
         // After the ObjectManager interface (which the manager added as it exported the root).
         root.add(interface)
         // The objects are the tracker's live calls, made when a client asks.
-        callObjects = { [unowned self] in self.liveCalls().compactMap { self.objectOrWarning($0) } }
+        callObjects = { [unowned self] in self.liveCalls.compactMap { self.objectOrWarning($0) } }
         connection.export(subtree: ObjectSubtree(prefix: MonitorNames.callsPath, find: { [unowned self] path in
-            self.liveCalls().first { self.pathOrWarning($0)?.rawValue == path }.flatMap { self.objectOrWarning($0) }
+            self.liveCalls.first { self.pathOrWarning($0)?.rawValue == path }.flatMap { self.objectOrWarning($0) }
         }, paths: { [unowned self] in
-            self.liveCalls().compactMap { self.pathOrWarning($0)?.rawValue }
+            self.liveCalls.compactMap { self.pathOrWarning($0)?.rawValue }
         }))
         subscribers.onChange = { [unowned self] count in self.subscribersChanged(count) }
     }
@@ -144,7 +144,7 @@ public final class MonitorAPI: EventSink {
     }
 
     private func object(of call: CallSnapshot) throws -> ExportedObject {
-        try CallObject.object(call, interface: callInterface, schema: schema, screening: screening(call.id))
+        try CallObject.object(call, interface: callInterface, schema: schema, screening: session?.screening(of: call.id))
     }
 
     // MARK: Methods
@@ -155,7 +155,7 @@ public final class MonitorAPI: EventSink {
     }
 
     func silence(callID: String) throws {
-        switch silence(callID) {
+        switch session?.silence(callID: callID) ?? .noSuchCall {
         case .silenced, .quietAlready:
             return
         case .noSuchCall:
@@ -174,7 +174,7 @@ public final class MonitorAPI: EventSink {
     private func subscribersChanged(_ count: Int) {
         isSending = count > 0
         // A new subscriber's first PropertiesChanged compares with what is true now.
-        calls = count == 0 ? [:] : Dictionary(liveCalls().map { ($0.id, $0) }, uniquingKeysWith: { $1 })
+        calls = count == 0 ? [:] : Dictionary(liveCalls.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
         announcedLiveCalls = liveCallNumber
         announcedRun = runKey(lock: runs?.record?.lock)
         backendsChanged = false
@@ -255,7 +255,7 @@ public final class MonitorAPI: EventSink {
                 sendCallChanges([(CallObject.screeningProperty, .string(screened.action.rawValue))], path: path)
             }
             sendEvent { schema.write(screened, time: time, liveCalls: liveCalls, into: &$0); return true }
-        case .hook:
+        case .hook, .missedUnseen:
             break
         }
         announceRootChanges(after: event)

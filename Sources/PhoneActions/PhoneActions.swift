@@ -76,9 +76,11 @@ public final class PhoneActions: EventSink {
         }
     }
 
-    /// Screening's word on a call (the action the phone takes now): nil when no rule spoke of it.
-    public var screening: (String) -> ScreeningAction? = { _ in nil } {
+    /// Asked for screening's word on a call (the action the phone takes now): a call screening
+    /// holds back never rings, and its missed call is quiet or not notified.
+    public weak var session: SinkSession? {
         didSet {
+            let screening: (String) -> ScreeningAction? = { [weak session] in session?.screening(of: $0) }
             feedback?.screening = screening
             notify?.screening = screening
         }

@@ -78,9 +78,9 @@ public final class ScopedCommandSink: EventSink {
         }
     }
 
-    /// The calls live now, asked for when a reload brings the first command: with none
-    /// configured the sink follows no call, so a storm costs it nothing.
-    public var currentCalls: () -> [CallSnapshot] = { [] }
+    /// Asked for the calls live now when a reload brings the first command: with none configured
+    /// the sink follows no call, so a storm costs it nothing.
+    public weak var session: SinkSession?
 
     private struct LiveCall {
         var call: CallSnapshot
@@ -179,7 +179,7 @@ public final class ScopedCommandSink: EventSink {
     }
 
     private func learnCalls() {
-        let live = currentCalls().filter { $0.state != .disconnected }
+        let live = (session?.liveCalls ?? []).filter { $0.state != .disconnected }
         for call in live { _ = enter(call, event: CallHookEvent(call.state), previous: nil, liveCalls: live.count) }
     }
 

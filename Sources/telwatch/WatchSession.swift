@@ -12,9 +12,11 @@ import Pipeline
 /// The watch pipeline, assembled from the options: bus → CallMonitor → tracker → sinks.
 /// `telwatch watch` runs it against a real stack, `telwatch demo` against the built-in simulator;
 /// the output is the same either way. The order of the sinks is set here, once
-/// (docs/ARCHITECTURE.md, "The pipeline"): warnings, the event stream, runs, call-scoped
-/// commands, call hooks, history.
-final class WatchSession {
+/// (docs/ARCHITECTURE.md, "The pipeline"): WarningSink, OutputSink, ServiceManagerSink,
+/// TelManager, PhoneActions, ScopedCommandSink, MonitorAPI, CallHookSink, MQTTSink, HistorySink.
+/// It is also the session the sinks ask (`SinkSession`), and it hands a reloaded configuration
+/// to each part that takes one (`ReloadsOptions`).
+final class WatchSession: SinkSession {
     let options: WatchOptions
     let loop: EventLoop
     let connection: Connection
@@ -43,6 +45,8 @@ final class WatchSession {
     /// io.telwatch.Monitor1 (nil with --no-api).
     private let api: APIService?
     private var signalSource: SignalSource?
+    /// What takes a reloaded configuration itself (SIGHUP), in the order they were made.
+    private var reloading: [ReloadsOptions] = []
     private var serviceManager: ServiceManagerSink?
     private var pendingSync: Set<BackendKind>
     private let startedAt = monotonicNow()
@@ -96,22 +100,19 @@ final class WatchSession {
         let screener = screening.screener
         if let actions = PhoneActions.start(settings: options.actions, loop: loop, contacts: contacts,
                                                 report: { warn($0) }) {
-            actions.screening = { [unowned screener] in screener.action(for: $0) }
+            actions.session = self
             pipeline.append(actions)
         }
         // Before the call hooks: a ring starts, and stops, before any hook of its event is queued.
         let scoped = ScopedCommandSink(loop: loop, settings: scopedSettings(options), runs: telManager,
                                        contacts: contacts, report: { warn($0) })
         scopedCommands = scoped
+        scoped.session = self
         pipeline.append(scoped)
         if let api = api?.api {
             api.runs = runs
-            api.lastSleep = { [weak runs] in runs?.stateStore.flatMap { RunStateStore.readSleep(directory: $0.directory) } }
-            api.liveCalls = { [weak self] in self?.monitor?.liveCalls ?? [] }
-            api.stateDirectory = runs?.stateStore?.directory ?? ""
+            api.session = self
             api.schema = stream.schema
-            api.screening = { [unowned screener] in screener.action(for: $0) }
-            api.silence = { [weak self] in self?.silence(callID: $0) ?? .noSuchCall }
             pipeline.append(api)
         }
         pipeline.append(CallHookSink(hooks: hooks, runs: telManager, contacts: contacts))
@@ -121,16 +122,14 @@ final class WatchSession {
             mqtt = MQTTSink(settings: settings, schema: stream.schema, loop: loop,
                             stateDirectory: runs?.stateStore?.directory, report: { warn($0) })
             mqtt?.countsBlockedCalls = options.screeningFile != nil
-            mqtt?.silence = { [weak self] in self?.silence(callID: $0) ?? .noSuchCall }
+            mqtt?.countsMissedCalls = options.history
+            mqtt?.session = self
             mqtt.map(pipeline.append)
         }
         if let history = historySink() {
             self.history = history
+            history.session = self
             pipeline.append(history)
-            if let mqtt {
-                mqtt.countsMissedCalls = true
-                history.onMissedUnseen = { [weak mqtt] in mqtt?.missedUnseen = $0 }
-            }
         }
 
         let monitor = CallMonitor(connection: connection, backends: options.backend, onEvents: { [weak self] events in
@@ -151,12 +150,12 @@ final class WatchSession {
                  + "\(failed.hangup?.failure ?? "?"); it rings")
             self?.pipeline.send(.screened(failed, time: wallClockNow()))
         }
-        scoped.currentCalls = { [unowned monitor] in monitor.liveCalls }
         liveCalls = { [unowned monitor] in monitor.liveCallCount }
         hooks.onOutcome = { [weak self] outcome in self?.pipeline.send(.hook(outcome)) }
         // The reader is gone (`telwatch | head`): stop once this event has been delivered.
         stream.onBroken = { [weak self] in self?.loop.soon { self?.stop(status: ExitStatus.success.code) } }
-        // After both connections' hooks, which dispatch the turn's messages.
+        reloading = [warnings, stream, hooks, scoped, screening] + ([api?.api, mqtt] as [ReloadsOptions?]).compactMap { $0 }
+        // Its lines go out in the turn's print phase (docs/ARCHITECTURE.md, "A turn").
         stream.holdLinesForEachTurn(of: loop)
     }
 
@@ -219,7 +218,6 @@ final class WatchSession {
             onResume: { [weak self] in self?.monitor.resync() })
     }
 
-    var liveCalls: [CallSnapshot] { monitor.liveCalls }
     var decodedSignals: UInt64 { monitor.decodedSignals }
     var isRunHeld: Bool { runs?.isRunning ?? false }
 
@@ -255,17 +253,8 @@ final class WatchSession {
         } catch {
             return warn("SIGHUP: the configuration was not reloaded, nothing changed: \(error)")
         }
-        hooks.settings.directory = new.hooksDirectory
-        hooks.settings.commands = new.hookCommands
-        hooks.settings.timeout = new.hookTimeout
-        scopedCommands?.settings.commands = new.whileCommands
-        screening.verbose = new.verbosity == .verbose
-        screening.follow(new.screeningFile)
-        warnings.verbosity = new.verbosity
-        stream.verbosity = new.verbosity
-        stream.schema = EventSchema(redactNumbers: new.redactNumbers, contacts: stream.schema.contacts)
-        api?.api.schema = stream.schema
-        mqtt?.schema = stream.schema
+        let schema = new.schema(contacts: stream.schema.contacts)
+        for part in reloading { part.reload(new, schema: schema) }
         let waiting = options.settingsNeedingARestart(comparedWith: new)
         if new.verbosity != .quiet {
             // Done as asked: news, not a problem (the journal's warning priority is for problems).
@@ -292,6 +281,14 @@ final class WatchSession {
             warn("screening: the history cannot be read for the exceptions (\(error)); they know the calls from now on")
         }
     }
+
+    // MARK: SinkSession: what the sinks may ask
+
+    var liveCalls: [CallSnapshot] { monitor?.liveCalls ?? [] }
+
+    func screening(of callID: String) -> ScreeningAction? { screening.screener.action(for: callID) }
+
+    func send(_ event: PipelineEvent) { pipeline.send(event) }
 
     /// Stops a live call's ring at the user's word (D-Bus `Silence`, MQTT `silence`): screening's
     /// `silence`, said with a `screened` event (rule `user`) as a rule's would be.

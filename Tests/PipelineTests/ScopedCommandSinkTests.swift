@@ -203,7 +203,9 @@ final class ScopedCommandSinkTests: XCTestCase {
     func testACommandAddedByAReloadToASinkWithNoneStartsForTheCallAlreadyRinging() throws {
         let command = try reporter()
         makeSink([])
-        sink.currentCalls = { [unowned self] in self.tracker.liveCalls }
+        let session = TrackerSession { [unowned self] in self.tracker.liveCalls }
+        sink.session = session
+        defer { withExtendedLifetime(session) {} }
         ring(0, "+15550001")
         ring(1, "+15550002")
         set(1, .connected, .active)
@@ -268,4 +270,14 @@ final class ScopedCommandSinkTests: XCTestCase {
         XCTAssertEqual(connectedAt, wallClockNow(), accuracy: 10)
         XCTAssertEqual(environment["TELWATCH_DURATION"], "", "still live")
     }
+}
+
+/// The session a sink asks for the live calls: here the test's own tracker.
+private final class TrackerSession: SinkSession {
+    let calls: () -> [CallSnapshot]
+    init(_ calls: @escaping () -> [CallSnapshot]) { self.calls = calls }
+    var liveCalls: [CallSnapshot] { calls() }
+    func screening(of callID: String) -> ScreeningAction? { nil }
+    func silence(callID: String) -> SilenceOutcome { .noSuchCall }
+    func send(_ event: PipelineEvent) {}
 }

@@ -1,0 +1,16 @@
+import CallMonitor
+
+/// What a sink may ask of the session it runs in, by name (docs/ARCHITECTURE.md, "Sinks"): a few
+/// narrow questions, answered by whoever knows, and one way to say something to the other sinks,
+/// as a pipeline event. No sink is handed another sink, and none gets closures wired in from outside.
+public protocol SinkSession: AnyObject {
+    /// The live calls as the tracker has them, first seen first.
+    var liveCalls: [CallSnapshot] { get }
+    /// What screening does to a live call; nil when no rule (and no `Silence`) spoke of it.
+    func screening(of callID: String) -> ScreeningAction?
+    /// Stops a live call's ring at the user's word (D-Bus `Silence`, MQTT `silence`): said to
+    /// every sink with a `screened` event.
+    func silence(callID: String) -> SilenceOutcome
+    /// Sends an event into the pipeline, after the one being delivered (the pipeline's FIFO).
+    func send(_ event: PipelineEvent)
+}
