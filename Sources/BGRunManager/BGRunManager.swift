@@ -120,6 +120,7 @@ public final class BGRunManager {
                 self?.lockChanged(event)
             }
         }
+        loop.addHook(recordWriter)
         recoverStaleRun()
     }
 
@@ -491,15 +492,8 @@ public final class BGRunManager {
     /// once. (A telwatch killed within that turn leaves the turn before's record, which stale
     /// recovery handles like any other.)
     private func recordChanged() {
-        guard !recordPending else { return }
-        if !recordWriterAdded {
-            recordWriterAdded = true
-            loop.addHook(recordWriter)
-        }
         recordPending = true
     }
-
-    private var recordWriterAdded = false
 
     private final class RecordWriter: LoopHook {
         unowned let manager: BGRunManager
