@@ -360,7 +360,7 @@ public final class ModemManagerBackend: LinkedBackend {
         let read: (Result<Message, DBusError>) -> Void = { [weak self] in self?.fetched(path, token: token, $0) }
         if round == nil {
             link.call(path: path, interface: BusDaemon.propertiesInterface, member: "GetAll",
-                      arguments: [.string(ModemManagerBus.call)], priority: .ring, late: read, reply: read)
+                      arguments: [.string(ModemManagerBus.call)], priority: .urgent, late: read, reply: read)
         } else {
             readProperties(path, round: round, read)
         }
