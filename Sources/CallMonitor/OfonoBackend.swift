@@ -87,8 +87,8 @@ public final class OfonoBackend: LinkedBackend {
     private var saidModems: Int?
     /// What each modem is (docs/modem-stacks.md §11): its `Serial`, from the same listing and signals.
     private var identities = ModemIdentityBook()
-    /// Every call heard of: its modem ("" when only its own signals named it).
-    private var calls: [String: String] = [:]
+    /// Every call heard of: its modem (unknown when only its own signals named it).
+    private var calls: [String: ModemPath] = [:]
 
     public init(connection: Connection, onEvent: @escaping (BackendEvent) -> Void,
                 onNotice: @escaping (BackendNotice) -> Void) {
@@ -190,7 +190,7 @@ public final class OfonoBackend: LinkedBackend {
         let properties = OfonoCallProperties(map, problems: &problems)
         if properties.state == nil && map["State"] == nil { problems.append("no State property") }
         output.report(problems, on: path)
-        calls[path] = modem
+        calls[path] = .path(modem)
         // A call already followed (its CallAdded beat the listing) is updated, not started again.
         output.emit(.callAppeared(output.key(path), modem: modem, properties.observation, initial: initial),
                     resumed: resumed)
@@ -202,13 +202,14 @@ public final class OfonoBackend: LinkedBackend {
         identities.untold(modem)
         let prefix = modem + "/"
         var orphans: [String] = []
-        for (path, callModem) in calls where callModem == modem || (callModem.isEmpty && path.hasPrefix(prefix)) {
+        for (path, callModem) in calls
+        where callModem == .path(modem) || (!callModem.isKnown && path.hasPrefix(prefix)) {
             calls.removeValue(forKey: path)
-            if callModem.isEmpty { orphans.append(path) }
+            if !callModem.isKnown { orphans.append(path) }
         }
         output.emit(.modemRemoved(kind, modem: modem), resumed: resumed)
         for path in orphans.sorted() {
-            output.emit(.callRemoved(output.key(path), reason: "modem-removed"), resumed: resumed)
+            output.emit(.callRemoved(output.key(path), reason: CallEndReason.modemRemoved.rawValue), resumed: resumed)
         }
     }
 
@@ -241,7 +242,7 @@ public final class OfonoBackend: LinkedBackend {
             guard let path = try? message.decode(ObjectPath.self) else { return output.malformed(message) }
             decodedSignals &+= 1
             let modem = path.rawValue
-            if modems.removeValue(forKey: modem) == true || calls.values.contains(modem) { modemLost(modem) }
+            if modems.removeValue(forKey: modem) == true || calls.values.contains(.path(modem)) { modemLost(modem) }
             identities.forget(modem)
             modemsCounted()
         default:
@@ -262,7 +263,7 @@ public final class OfonoBackend: LinkedBackend {
             if let identity = identities.toTell(modem) { output.emit(.modemIdentified(kind, modem: modem, identity)) }
             listCalls(modem, round: nil)
             readEmergencyNumbers(modem)
-        } else if !voice && (before || calls.values.contains(modem)) {
+        } else if !voice && (before || calls.values.contains(.path(modem))) {
             modemLost(modem)
         }
     }
@@ -280,13 +281,16 @@ public final class OfonoBackend: LinkedBackend {
 
     /// `VoiceCallManager.EmergencyNumbers` (`as`: oFono's list, the SIM's and the network's with
     /// its defaults), for call screening (docs/screening.md); after that, its `PropertyChanged`.
-    /// In a sync, part of its round: known before it says synced.
+    /// In a sync, part of its round: known before it says synced. An error leaves the common
+    /// numbers alone, as a modem without the property does.
     private func readEmergencyNumbers(_ modem: String, round: SyncRound? = nil) {
         link.call(path: modem, interface: OfonoBus.voiceCallManager, member: "GetProperties", round: round) {
             [weak self] result in
-            guard let self, self.modems[modem] == true, case .success(let reply) = result,
-                  let properties = try? reply.decode(PropertyMap.self),
-                  let value = properties["EmergencyNumbers"] else { return }
+            guard let self, self.modems[modem] == true, case .success(let reply) = result else { return }
+            guard let properties = try? reply.decode(PropertyMap.self) else {
+                return self.output.report(["GetProperties answered '\(reply.signature)'"], on: modem, object: "modem")
+            }
+            guard let value = properties["EmergencyNumbers"] else { return }
             self.emergencyNumbers(value, modem: modem)
         }
     }
@@ -348,7 +352,7 @@ public final class OfonoBackend: LinkedBackend {
             let observation = properties.observation
             if calls[path] == nil, case .live? = observation.phase {
                 // Seen first through its own signal (sync refused, or a change racing the listing).
-                calls[path] = ""
+                calls[path] = .unknown
             }
             output.emit(.callChanged(output.key(path), observation))
         case "DisconnectReason":

@@ -100,12 +100,16 @@ final class ServiceLink {
             reply(result)
             if let round { self?.end(round) }
         }
-        guard let owner, let objectPath = try? ObjectPath(path),
-              let message = try? Message.methodCall(destination: owner, path: objectPath, interface: interface,
-                                                    member: member),
-              (try? message.append(values: arguments)) != nil
-        else {
-            methodCalls.failSoon(counted)
+        let message: Message
+        do {
+            guard let owner else { throw DBusError.disconnected }
+            message = try Message.methodCall(destination: owner, path: ObjectPath(path), interface: interface,
+                                             member: member)
+            try message.append(values: arguments)
+        } catch {
+            // Not sent (no owner now, or a path or argument the bus would refuse): the reply says
+            // why, on the loop's next turn as for a sent call.
+            methodCalls.failSoon(counted, with: error as? DBusError ?? .invalidArgument("\(error)"))
             return
         }
         methodCalls.send(message, timeout: timeout, priority: priority, late: late, reply: counted)
@@ -113,19 +117,22 @@ final class ServiceLink {
 
     /// A listing: what it answers reaches `use`, unless `round` is over by then or `stillWanted`
     /// says the thing listed is gone. An unreadable answer or an error is `round`'s failure
-    /// (or refusal); outside a sync (`round` nil: a modem that came later) it is let go, as the
-    /// next sync lists everything again.
+    /// (or refusal). Outside a sync (`round` nil: a modem that came later) an unreadable answer
+    /// is reported as malformed and an error let go, as the next sync lists everything again.
     func list<T: DBusType>(_ type: T.Type, path: String, interface: String, member: String, what: String? = nil,
                            round: SyncRound?, stillWanted: @escaping () -> Bool = { true },
                            _ use: @escaping (T) -> Void) {
         let what = what ?? member
         let policyMayRefuse = self.policyMayRefuse
+        let output = self.output
         call(path: path, interface: interface, member: member, round: round) { [weak self] result in
             guard let self, round == nil || self.round === round, stillWanted() else { return }
             switch result {
             case .success(let reply):
                 guard let value = try? reply.decode(T.self) else {
-                    round?.fail("\(what) answered '\(reply.signature)'")
+                    let unreadable = "\(what) answered '\(reply.signature)'"
+                    guard let round else { return output.notice(.malformed(output.kind, CallText.clip(unreadable))) }
+                    round.fail(unreadable)
                     return
                 }
                 use(value)

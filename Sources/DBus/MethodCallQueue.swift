@@ -85,13 +85,14 @@ public final class MethodCallQueue {
 
     public static let limitsExceeded = "org.freedesktop.DBus.Error.LimitsExceeded"
 
-    /// A call that could not be sent fails on the loop's next turn, as a sent one would: its
-    /// caller never sees its reply before the call returns.
-    public func failSoon(_ reply: @escaping (Result<Message, DBusError>) -> Void) {
+    /// A call that could not be sent fails (with `error`) on the loop's next turn, as a sent one
+    /// would: its caller never sees its reply before the call returns.
+    public func failSoon(_ reply: @escaping (Result<Message, DBusError>) -> Void,
+                         with error: DBusError = .disconnected) {
         let epoch = self.epoch
         connection.loop.soon { [weak self] in
             guard let self, self.epoch == epoch else { return }
-            reply(.failure(.disconnected))
+            reply(.failure(error))
         }
     }
 
