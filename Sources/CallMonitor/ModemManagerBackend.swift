@@ -422,15 +422,15 @@ public final class ModemManagerBackend: LinkedBackend {
             calls[path] = record
             return
         }
-        var observation = CallObservation()
-        record.read.follow { followed in
-            observation = change.observation(direction: &followed.direction)
+        let followed = record.read.follow { followed in
             if let state = change.newState { followed.terminated = state.known == .terminated }
             switch change {
             case let .stateChanged(_, new, reason): followed.lastStateChange = (new, reason)
             case .properties: followed.lastStateChange = nil
             }
+            return change.observation(direction: &followed.direction)
         }
+        guard let observation = followed else { return }
         calls[path] = record
         output.emit(.callChanged(output.key(path), observation))
     }

@@ -94,17 +94,18 @@ enum ModemManagerCallRead {
         return true
     }
 
-    /// Changes the followed call, keeping a read again in flight; nothing while the first read is out.
-    mutating func follow(_ change: (inout Followed) -> Void) {
+    /// Changes the followed call, keeping a read again in flight, and returns what `change` does;
+    /// nil (and nothing changed) while the first read is out.
+    mutating func follow<Result>(_ change: (inout Followed) -> Result) -> Result? {
         switch self {
         case .followed(var followed):
-            change(&followed)
-            self = .followed(followed)
+            defer { self = .followed(followed) }
+            return change(&followed)
         case .refreshing(var followed, let token):
-            change(&followed)
-            self = .refreshing(followed, token: token)
+            defer { self = .refreshing(followed, token: token) }
+            return change(&followed)
         case .syncRead, .ringRead, .ringOverdue:
-            break
+            return nil
         }
     }
 }
