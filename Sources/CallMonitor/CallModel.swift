@@ -125,7 +125,7 @@ public struct CallSnapshot: Sendable, Equatable {
     public var id: String
     public var key: CallKey
     /// The modem's object path; "" if the call was first seen through a signal that does not
-    /// name the modem (and no later sync named it).
+    /// name the modem (and no later sync named it): `ModemPath.unknown` as the event carries it.
     public var modem: String
     /// What the modem is, as last learned while the call lived (kept after the modem goes).
     public var modemIdentity: ModemIdentity

@@ -56,7 +56,7 @@ public struct CallTracker {
     }
 
     private struct Pending {
-        var modem: String
+        var modem: ModemPath
         var initial: Bool
         var observation: CallObservation
     }
@@ -65,15 +65,13 @@ public struct CallTracker {
     private var live: [CallKey: LiveCall] = [:]
     private var nextOrder: UInt64 = 0
     /// Ended calls whose objects may still exist: value = modem.
-    private var ended: RecentMemory<String>
+    private var ended: RecentMemory<ModemPath>
     /// Keys that appeared without a known live phase.
     private var pending: RecentMemory<Pending>
     /// New call objects announced before their state is known: each is a live call by the
     /// stack's own account, so it holds the run until it becomes a call or goes. Its id is given
     /// at the announcement and kept when the call becomes known.
     private var announced: RecentMemory<(modem: String, id: String)>
-    /// The id of the announced call the event being applied is about, for `start` to take.
-    private var announcedID: String?
     /// What each modem is, as its backend last said (`modemIdentified`); forgotten with the modem.
     private var identities: [ModemKey: ModemIdentity] = [:]
 
@@ -115,123 +113,181 @@ public struct CallTracker {
         return reconcile(found, at: time).map(\.flaggedResumed)
     }
 
+    /// What applying one backend event did: the events so far, and what decides the aggregate
+    /// edges and withdrawals told after them.
+    private struct Outcome {
+        var events: [TrackerEvent] = []
+        /// The call the event started: `busy` if it is the first live one.
+        var started: CallSnapshot?
+        /// The last call the event ended: `idle` if no live call remains.
+        var lastEnded: CallSnapshot?
+        /// Announcements the event ended: each is `withdrawn` unless its call is live now.
+        var unannounced: [(key: CallKey, id: String)] = []
+    }
+
     /// A backend event as it happened (or as a start-up sync found it).
     private mutating func applyObserved(_ event: BackendEvent, at time: Double) -> [TrackerEvent] {
         let liveBefore = live.count
-        var out: [TrackerEvent] = []
-        var started: CallSnapshot?
-        var lastEnded: CallSnapshot?
-        // Whatever else an event says of an announced key, the announcement is over: the call
-        // is known now (its first transition takes over), or it is gone.
-        var unannounced: [(key: CallKey, id: String)] = []
-        if let key = event.key, let earlier = announced.remove(key) {
-            unannounced.append((key, earlier.id))
-            announcedID = earlier.id
-        }
-        defer { announcedID = nil }
-
+        // Whatever else an event says of an announced key, the announcement is over: the call is
+        // known now (its first transition carries the announced id), or it is gone.
+        let announcedID = event.key.flatMap { announced.remove($0)?.id }
+        var outcome = Outcome()
         switch event {
         case let .callAnnounced(key, modem):
-            if let earlier = unannounced.popLast() {
-                announced.insert(key, (modem, earlier.id))
-            } else if live[key] == nil, !ended.contains(key) {
-                let id = makeID()
-                out.append(.announced(key, id: id))
-                for evicted in announced.insert(key, (modem, id)) {
-                    out.append(.withdrawn(evicted.key, id: evicted.value.id))
-                }
-            }
-
+            announce(key, modem: modem, keeping: announcedID, &outcome)
         case let .callAppeared(key, modem, observation, initial):
-            if live[key] != nil {
-                // A resync listing a live call again: an update of that call.
-                if !modem.isEmpty, let current = live[key], current.snapshot.modem.isEmpty {
-                    live[key]?.snapshot.modem = modem
-                    let modemIdentity = identity(of: key.backend, modem)
-                    live[key]?.snapshot.modemIdentity = modemIdentity
-                }
-                update(key, observation, time: time, out: &out, ended: &lastEnded)
-                break
-            }
-            ended.remove(key)
-            pending.remove(key)
-            switch normalized(observation.phase) {
-            case let .live(state, detail)?:
-                started = start(key, modem: modem, observation, state: state, detail: detail,
-                                initial: initial, time: time, out: &out)
-            case .ended?:
-                // History (e.g. a terminated ModemManager call still listed): no events.
-                ended.insert(key, modem)
-            case .unknown?, nil:
-                pending.insert(key, Pending(modem: modem, initial: initial, observation: observation))
-            }
-
+            appear(key, modem: ModemPath(modem), observation, initial: initial, announcedID: announcedID,
+                   time: time, &outcome)
         case let .callChanged(key, observation):
-            if live[key] != nil {
-                update(key, observation, time: time, out: &out, ended: &lastEnded)
-            } else if ended.contains(key) {
-                // Already disconnected; wait for its removal or a new callAppeared.
-            } else if var waiting = pending.remove(key) {
-                waiting.observation.merge(observation)
-                switch normalized(observation.phase) {
-                case let .live(state, detail)?:
-                    started = start(key, modem: waiting.modem, waiting.observation,
-                                    state: state, detail: detail, initial: waiting.initial,
-                                    time: time, out: &out)
-                case .ended?:
-                    ended.insert(key, waiting.modem)
-                case .unknown?, nil:
-                    pending.insert(key, waiting)
-                }
-            } else if case let .live(state, detail)? = normalized(observation.phase) {
-                // A signal before sync completed (or after a removal): a call appearing.
-                started = start(key, modem: "", observation, state: state, detail: detail,
-                                initial: false, time: time, out: &out)
-            }
-
+            change(key, observation, announcedID: announcedID, time: time, &outcome)
         case let .callRemoved(key, reason):
-            ended.remove(key)
-            pending.remove(key)
-            if let call = live[key] {
-                let why = reason ?? call.snapshot.reason ?? "removed"
-                lastEnded = finish(key, reason: why, time: time, out: &out)
-            }
-
+            remove(key, reason: reason, time: time, &outcome)
         case let .backendLost(backend):
-            identities = identities.filter { $0.key.backend != backend }
-            ended.removeAll { key, _ in key.backend == backend }
-            pending.removeAll { key, _ in key.backend == backend }
-            unannounced += announced.removeAll { key, _ in key.backend == backend }.map { ($0.key, $0.value.id) }
-            for key in liveKeysInOrder(where: { $0.key.backend == backend }) {
-                lastEnded = finish(key, reason: "backend-lost", time: time, out: &out)
-            }
-
+            loseBackend(backend, time: time, &outcome)
         case let .modemRemoved(backend, modem):
-            ended.removeAll { key, callModem in key.backend == backend && callModem == modem }
-            pending.removeAll { key, waiting in key.backend == backend && waiting.modem == modem }
-            unannounced += announced.removeAll { key, entry in key.backend == backend && entry.modem == modem }
-                .map { ($0.key, $0.value.id) }
-            for key in liveKeysInOrder(where: { $0.key.backend == backend && $0.modem == modem }) {
-                lastEnded = finish(key, reason: "modem-removed", time: time, out: &out)
-            }
-            // After its calls ended: their last events still say which modem they were on.
-            identities.removeValue(forKey: ModemKey(backend: backend, path: modem))
-
+            removeModem(ModemKey(backend: backend, path: modem), time: time, &outcome)
         case let .modemIdentified(backend, modem, identity):
-            // Not news on its own: the modem's calls carry it in their next events.
-            identities[ModemKey(backend: backend, path: modem)] = identity.isUnknown ? nil : identity
-            for key in live.keys where key.backend == backend && live[key]?.snapshot.modem == modem {
-                live[key]?.snapshot.modemIdentity = identity
-            }
-
+            learnIdentity(identity, of: ModemKey(backend: backend, path: modem))
         case let .learnedOnResume(found):
             return reconcile(found, at: time).map(\.flaggedResumed)
         }
+        // Announced again, the call keeps its announcement; else it ended (see `closed`).
+        if let key = event.key, let announcedID, !announced.contains(key) {
+            outcome.unannounced.append((key, announcedID))
+        }
+        return closed(outcome, liveBefore: liveBefore)
+    }
 
-        for (key, id) in unannounced where live[key] == nil { out.append(.withdrawn(key, id: id)) }
-        if liveBefore == 0, !live.isEmpty, let started {
+    /// A new call object: announced with the id its call will keep, unless it is already live or
+    /// ended. Announced again, it keeps the id it was given.
+    private mutating func announce(_ key: CallKey, modem: String, keeping earlierID: String?,
+                                   _ outcome: inout Outcome) {
+        if let earlierID {
+            announced.insert(key, (modem, earlierID))
+        } else if live[key] == nil, !ended.contains(key) {
+            let id = makeID()
+            outcome.events.append(.announced(key, id: id))
+            for evicted in announced.insert(key, (modem, id)) {
+                outcome.events.append(.withdrawn(evicted.key, id: evicted.value.id))
+            }
+        }
+    }
+
+    /// A call listed or added: one in a live phase starts (under its announced id, if it had
+    /// one), one already ended is history (no events), one in no known phase waits as pending.
+    /// A resync that lists a live call again updates it.
+    private mutating func appear(_ key: CallKey, modem: ModemPath, _ observation: CallObservation, initial: Bool,
+                                 announcedID: String?, time: Double, _ outcome: inout Outcome) {
+        if live[key] != nil {
+            nameModem(modem, of: key)
+            update(key, observation, time: time, out: &outcome.events, ended: &outcome.lastEnded)
+            return
+        }
+        ended.remove(key)
+        pending.remove(key)
+        switch normalized(observation.phase) {
+        case let .live(state, detail)?:
+            outcome.started = start(key, id: announcedID, modem: modem, observation, state: state, detail: detail,
+                                    initial: initial, time: time, out: &outcome.events)
+        case .ended?:
+            // History (e.g. a terminated ModemManager call still listed): no events.
+            ended.insert(key, modem)
+        case .unknown?, nil:
+            pending.insert(key, Pending(modem: modem, initial: initial, observation: observation))
+        }
+    }
+
+    /// A live call first seen through its own signal, whose modem a listing names at last.
+    private mutating func nameModem(_ modem: ModemPath, of key: CallKey) {
+        guard modem.isKnown, let current = live[key], !ModemPath(current.snapshot.modem).isKnown else { return }
+        let modemIdentity = identity(of: key.backend, modem)
+        live[key]?.snapshot.modem = modem.eventValue
+        live[key]?.snapshot.modemIdentity = modemIdentity
+    }
+
+    /// A change to a call: a live call is updated; an ended one waits for its removal or a new
+    /// `callAppeared`; a pending one starts once a live phase comes (or is history once ended);
+    /// an unknown key in a live phase is a call appearing before a sync listed it (or after a
+    /// removal), on a modem nothing has named yet.
+    private mutating func change(_ key: CallKey, _ observation: CallObservation, announcedID: String?,
+                                 time: Double, _ outcome: inout Outcome) {
+        if live[key] != nil {
+            update(key, observation, time: time, out: &outcome.events, ended: &outcome.lastEnded)
+        } else if ended.contains(key) {
+            // Already disconnected; wait for its removal or a new callAppeared.
+        } else if var waiting = pending.remove(key) {
+            waiting.observation.merge(observation)
+            switch normalized(observation.phase) {
+            case let .live(state, detail)?:
+                outcome.started = start(key, id: announcedID, modem: waiting.modem, waiting.observation,
+                                        state: state, detail: detail, initial: waiting.initial,
+                                        time: time, out: &outcome.events)
+            case .ended?:
+                ended.insert(key, waiting.modem)
+            case .unknown?, nil:
+                pending.insert(key, waiting)
+            }
+        } else if case let .live(state, detail)? = normalized(observation.phase) {
+            outcome.started = start(key, id: announcedID, modem: .unknown, observation, state: state, detail: detail,
+                                    initial: false, time: time, out: &outcome.events)
+        }
+    }
+
+    /// The call object went: a live call ends, with the backend's reason, else the last one it
+    /// was told, else `removed`; the key is forgotten.
+    private mutating func remove(_ key: CallKey, reason: String?, time: Double, _ outcome: inout Outcome) {
+        ended.remove(key)
+        pending.remove(key)
+        if let call = live[key] {
+            let why = reason ?? call.snapshot.reason ?? CallEndReason.removed.rawValue
+            outcome.lastEnded = finish(key, reason: why, time: time, out: &outcome.events)
+        }
+    }
+
+    /// The stack went: everything known of it is forgotten, its live calls end (`backend-lost`).
+    private mutating func loseBackend(_ backend: BackendKind, time: Double, _ outcome: inout Outcome) {
+        identities = identities.filter { $0.key.backend != backend }
+        ended.removeAll { key, _ in key.backend == backend }
+        pending.removeAll { key, _ in key.backend == backend }
+        outcome.unannounced += announced.removeAll { key, _ in key.backend == backend }.map { ($0.key, $0.value.id) }
+        for key in liveKeysInOrder(where: { $0.key.backend == backend }) {
+            outcome.lastEnded = finish(key, reason: CallEndReason.backendLost.rawValue, time: time,
+                                       out: &outcome.events)
+        }
+    }
+
+    /// A modem went: what is known of its calls is forgotten, its live calls end (`modem-removed`).
+    private mutating func removeModem(_ modem: ModemKey, time: Double, _ outcome: inout Outcome) {
+        let path = ModemPath(modem.path)
+        ended.removeAll { key, callModem in key.backend == modem.backend && callModem == path }
+        pending.removeAll { key, waiting in key.backend == modem.backend && waiting.modem == path }
+        outcome.unannounced += announced
+            .removeAll { key, entry in key.backend == modem.backend && entry.modem == modem.path }
+            .map { ($0.key, $0.value.id) }
+        for key in liveKeysInOrder(where: { $0.key.backend == modem.backend && $0.modem == modem.path }) {
+            outcome.lastEnded = finish(key, reason: CallEndReason.modemRemoved.rawValue, time: time,
+                                       out: &outcome.events)
+        }
+        // After its calls ended: their last events still say which modem they were on.
+        identities.removeValue(forKey: modem)
+    }
+
+    /// Not news on its own: the modem's calls carry it in their next events.
+    private mutating func learnIdentity(_ identity: ModemIdentity, of modem: ModemKey) {
+        identities[modem] = identity.isUnknown ? nil : identity
+        for key in live.keys where key.backend == modem.backend && live[key]?.snapshot.modem == modem.path {
+            live[key]?.snapshot.modemIdentity = identity
+        }
+    }
+
+    /// The event's own events, then the announcements it ended without a call, then the edge
+    /// of the live-call count it crossed, if any.
+    private func closed(_ outcome: Outcome, liveBefore: Int) -> [TrackerEvent] {
+        var out = outcome.events
+        for (key, id) in outcome.unannounced where live[key] == nil { out.append(.withdrawn(key, id: id)) }
+        if liveBefore == 0, !live.isEmpty, let started = outcome.started {
             out.append(.busy(started))
-        } else if liveBefore > 0, live.isEmpty, let lastEnded {
+        } else if liveBefore > 0, live.isEmpty, let lastEnded = outcome.lastEnded {
             out.append(.idle(lastEnded))
         }
         return out
@@ -254,10 +310,11 @@ public struct CallTracker {
             // Both hold the same key: the old call leaves first, its events are told after the
             // new call's, so that a run both hold goes on.
             var ending: [TrackerEvent] = []
-            finish(key, reason: "removed", time: time, out: &ending)
+            finish(key, reason: CallEndReason.removed.rawValue, time: time, out: &ending)
             var starting: [TrackerEvent] = []
-            start(key, modem: modem.isEmpty ? current.snapshot.modem : modem, observation, state: state,
-                  detail: detail, initial: false, time: time, out: &starting)
+            let listedModem = ModemPath(modem)
+            start(key, id: nil, modem: listedModem.isKnown ? listedModem : ModemPath(current.snapshot.modem),
+                  observation, state: state, detail: detail, initial: false, time: time, out: &starting)
             return starting + ending
         }
         guard case .ended? = normalized(observation.phase) else { return applyObserved(listed, at: time) }
@@ -265,7 +322,7 @@ public struct CallTracker {
         guard !ended.contains(key) else { return [] }
         var carried = pending.remove(key)?.observation ?? CallObservation()
         carried.merge(observation)
-        ended.insert(key, modem)
+        ended.insert(key, ModemPath(modem))
         return reportUnseen(key, modem: modem, carried, time: time)
     }
 
@@ -319,6 +376,10 @@ public struct CallTracker {
         identities[ModemKey(backend: backend, path: modem)] ?? .unknown
     }
 
+    private func identity(of backend: BackendKind, _ modem: ModemPath) -> ModemIdentity {
+        identity(of: backend, modem.eventValue)
+    }
+
     private func liveKeysInOrder(where match: (CallSnapshot) -> Bool) -> [CallKey] {
         live.values
             .filter { match($0.snapshot) }
@@ -326,9 +387,10 @@ public struct CallTracker {
             .map(\.snapshot.key)
     }
 
+    /// A call's first sight, under `id` when its announcement gave it one.
     @discardableResult
     private mutating func start(
-        _ key: CallKey, modem: String, _ observation: CallObservation,
+        _ key: CallKey, id: String?, modem: ModemPath, _ observation: CallObservation,
         state: CallState, detail: CallDetail, initial: Bool, time: Double,
         out: inout [TrackerEvent]
     ) -> CallSnapshot {
@@ -341,9 +403,9 @@ public struct CallTracker {
             }
         }
         let snapshot = CallSnapshot(
-            id: announcedID.take() ?? makeID(),
+            id: id ?? makeID(),
             key: key,
-            modem: modem,
+            modem: modem.eventValue,
             modemIdentity: identity(of: key.backend, modem),
             direction: direction,
             number: observation.number ?? "",
@@ -383,7 +445,7 @@ public struct CallTracker {
             call.snapshot = snap
             live[key] = call
             lastEnded = finish(key, reason: snap.reason, time: time, out: &out)
-            ended.insert(key, snap.modem)
+            ended.insert(key, ModemPath(snap.modem))
             return
         case let .live(state, detail)?:
             snap.state = state
@@ -424,74 +486,6 @@ public struct CallTracker {
     }
 }
 
-// MARK: - Bounded memory of keys
-
-/// A map from call keys to small values that keeps at most `limit` most recently inserted
-/// entries. Insert, remove and lookup are amortised O(1).
-struct RecentMemory<Value> {
-    private var entries: [CallKey: (stamp: UInt64, value: Value)] = [:]
-    private var order: [(key: CallKey, stamp: UInt64)] = []
-    private var head = 0
-    private var nextStamp: UInt64 = 0
-    let limit: Int
-
-    init(limit: Int) {
-        self.limit = max(0, limit)
-    }
-
-    var count: Int { entries.count }
-
-    func contains(_ key: CallKey) -> Bool { entries[key] != nil }
-
-    /// Returns the entries that fell out of the memory to make room.
-    @discardableResult
-    mutating func insert(_ key: CallKey, _ value: Value) -> [(key: CallKey, value: Value)] {
-        guard limit > 0 else { return [(key, value)] }
-        let stamp = nextStamp
-        nextStamp &+= 1
-        entries[key] = (stamp, value)
-        order.append((key, stamp))
-        var evicted: [(key: CallKey, value: Value)] = []
-        while entries.count > limit, head < order.count {
-            let oldest = order[head]
-            head += 1
-            if entries[oldest.key]?.stamp == oldest.stamp, let gone = entries.removeValue(forKey: oldest.key) {
-                evicted.append((oldest.key, gone.value))
-            }
-        }
-        compactIfNeeded()
-        return evicted
-    }
-
-    /// The entries that match, removed.
-    @discardableResult
-    mutating func removeAll(where match: (CallKey, Value) -> Bool) -> [(key: CallKey, value: Value)] {
-        let matching = entries.filter { match($0.key, $0.value.value) }.map { ($0.key, $0.value.value) }
-        for (key, _) in matching { entries.removeValue(forKey: key) }
-        compactIfNeeded()
-        return matching
-    }
-
-    @discardableResult
-    mutating func remove(_ key: CallKey) -> Value? {
-        let removed = entries.removeValue(forKey: key)?.value
-        if entries.isEmpty {
-            order.removeAll(keepingCapacity: order.count <= 2 * limit + 16)
-            head = 0
-        }
-        return removed
-    }
-
-
-
-    /// Drops stale order entries (removed or replaced keys) once they dominate.
-    private mutating func compactIfNeeded() {
-        guard order.count - head > 2 * limit + 16 || head > limit + 16 else { return }
-        order = order[head...].filter { entries[$0.key]?.stamp == $0.stamp }
-        head = 0
-    }
-}
-
 extension CallObservation {
     /// Fields reported in `newer` replace ours.
     mutating func merge(_ newer: CallObservation) {
@@ -516,13 +510,5 @@ extension TrackerEvent {
         case .idle(var call): call.resumed = true; return .idle(call)
         case .announced, .withdrawn: return self
         }
-    }
-}
-
-extension Optional {
-    /// The value, leaving nil behind: a one-time handover.
-    mutating func take() -> Wrapped? {
-        defer { self = nil }
-        return self
     }
 }

@@ -3,206 +3,17 @@
 
 import DBus
 
-enum ModemManagerBus {
-    static let service = "org.freedesktop.ModemManager1"
-    static let root = "/org/freedesktop/ModemManager1"
-    static let voice = "org.freedesktop.ModemManager1.Modem.Voice"
-    static let call = "org.freedesktop.ModemManager1.Call"
-    static let sim = "org.freedesktop.ModemManager1.Sim"
-}
-
 typealias ModemManagerStateValue = ModemManagerValue<ModemManagerCallState>
 typealias ModemManagerReasonValue = ModemManagerValue<ModemManagerCallStateReason>
-
-/// What a Properties.GetAll or PropertiesChanged said about a call; nil = not said, or unusable.
-struct ModemManagerCallProperties: Equatable {
-    var state: ModemManagerStateValue?
-    var reason: ModemManagerReasonValue?
-    var direction: ModemManagerCallDirection?
-    var number: String?
-    var multiparty: Bool?
-
-    init(state: ModemManagerCallState? = nil, reason: ModemManagerCallStateReason? = nil,
-         direction: ModemManagerCallDirection? = nil, number: String? = nil, multiparty: Bool? = nil) {
-        self.state = state.map(ModemManagerStateValue.init)
-        self.reason = reason.map(ModemManagerReasonValue.init)
-        self.direction = direction
-        self.number = number
-        self.multiparty = multiparty
-    }
-
-    /// Reads the properties telwatch uses; one of the wrong type, an unknown state or a huge
-    /// number is described in `problems` and left out, the others still count.
-    init(_ map: PropertyMap, problems: inout [String]) {
-        for name in ["State", "StateReason", "Direction", "Number", "Multiparty"] {
-            if let value = map[name] { apply(name, value.value, problems: &problems) }
-        }
-    }
-
-    /// Whether `name` is one telwatch reads: the others are not even decoded.
-    static func isUsed(_ name: String) -> Bool {
-        switch name {
-        case "State", "StateReason", "Direction", "Number", "Multiparty": return true
-        default: return false
-        }
-    }
-
-    /// One property, as a `GetAll` listing or a `PropertiesChanged` carries it.
-    mutating func apply(_ name: String, _ value: DBusValue, problems: inout [String]) {
-        func int32() -> Int32? {
-            guard let int = value.int32 else {
-                problems.append("\(name) is not an int32 (\(CallText.clip(value.signature.rawValue)))")
-                return nil
-            }
-            return int
-        }
-        switch name {
-        case "State":
-            state = int32().map(ModemManagerStateValue.init(raw:))
-            if let state, state.known == nil { problems.append("unknown call state \(state.raw)") }
-        case "StateReason": reason = int32().map(ModemManagerReasonValue.init(raw:))
-        case "Direction": direction = int32().map(ModemManagerCallDirection.init(bus:))
-        case "Number":
-            if let number = value.string, CallText.fits(number) {
-                self.number = number
-            } else if let number = value.string {
-                problems.append("Number of \(number.utf8.count) bytes")
-            } else {
-                problems.append("Number is not a string (\(value.signature.rawValue))")
-            }
-        case "Multiparty":
-            multiparty = value.bool
-            if multiparty == nil { problems.append("Multiparty is not a boolean (\(value.signature.rawValue))") }
-        default:
-            break
-        }
-    }
-
-    /// Whether these are only the state and reason of a `StateChanged` just applied (ModemManager
-    /// repeats them in a `PropertiesChanged` after every one).
-    func repeats(_ stateChange: (state: ModemManagerStateValue, reason: UInt32)) -> Bool {
-        guard direction == nil, number == nil, multiparty == nil, state == stateChange.state else { return false }
-        return reason.map { UInt32(bitPattern: $0.raw) == stateChange.reason } ?? true
-    }
-
-    var isEmpty: Bool { self == ModemManagerCallProperties() }
-
-    /// As tracker input; `direction` is the call's last known direction (it decides what
-    /// WAITING and UNKNOWN mean) and is updated when these properties carry one.
-    func observation(direction: inout ModemManagerCallDirection) -> CallObservation {
-        if let newDirection = self.direction { direction = newDirection }
-        return CallObservation(
-            phase: state.map { ModemManagerMapping.phase(state: $0, direction: direction) },
-            direction: self.direction.map(ModemManagerMapping.direction),
-            number: number,
-            multiparty: multiparty,
-            reason: reason.map { ModemManagerMapping.reason($0) },
-            everConnected: reason?.known?.impliesConnected == true ? true : nil)
-    }
-}
-
-/// A change to one call, as it arrived.
-enum ModemManagerCallUpdate: Equatable {
-    /// `reason` stays the `u` it came as: its unknown values reach above `Int32.max`.
-    case stateChanged(old: ModemManagerStateValue, new: ModemManagerStateValue, reason: UInt32)
-    case properties(ModemManagerCallProperties)
-
-    func observation(direction: inout ModemManagerCallDirection) -> CallObservation {
-        switch self {
-        case let .stateChanged(_, new, reason):
-            return CallObservation(phase: ModemManagerMapping.phase(state: new, direction: direction),
-                                   reason: ModemManagerMapping.reason(reason))
-        case let .properties(properties):
-            return properties.observation(direction: &direction)
-        }
-    }
-
-    var newState: ModemManagerStateValue? {
-        switch self {
-        case let .stateChanged(_, new, _): return new
-        case let .properties(properties): return properties.state
-        }
-    }
-}
-
-/// A call's `CallAdded` carries only its path, so its properties are fetched; changes that
-/// arrive while the fetch is out are older than its answer (one sender's messages stay in
-/// order). Replaying the answer alone would lose them (a call that rang and ended before the
-/// answer would look like history), replaying them after the answer would go backwards. So the
-/// call starts in the state it had before the first queued change, the changes follow in order,
-/// and the fetched properties come last as the newest word.
-enum ModemManagerCallReplay {
-    struct Result {
-        var events: [BackendEvent]
-        var direction: ModemManagerCallDirection
-        var terminated: Bool
-    }
-
-    static func replay(key: CallKey, modem: String, initial: Bool, fetched: ModemManagerCallProperties?,
-                       queued: [ModemManagerCallUpdate]) -> Result {
-        var direction = fetched?.direction ?? firstDirection(queued) ?? .unknown
-        var start = ModemManagerCallProperties(direction: direction, number: fetched?.number,
-                                               multiparty: fetched?.multiparty)
-        switch queued.first(where: { $0.newState != nil }) {
-        case let .stateChanged(old, _, _)?:
-            start.state = old
-        case let .properties(properties)?:
-            start.state = properties.state
-            start.reason = properties.reason
-        case nil:
-            start.state = fetched?.state
-            start.reason = fetched?.reason
-        }
-        let lastState = fetched?.state ?? queued.last(where: { $0.newState != nil })?.newState ?? start.state
-        let terminated = lastState?.known == .terminated
-        guard start.state != nil else {
-            // Nothing says what state the call is in: it cannot be placed.
-            return Result(events: [], direction: direction, terminated: terminated)
-        }
-        var events: [BackendEvent] = [.callAppeared(key, modem: modem, start.observation(direction: &direction),
-                                                    initial: initial)]
-        for update in queued {
-            events.append(.callChanged(key, update.observation(direction: &direction)))
-        }
-        if let fetched, !queued.isEmpty {
-            events.append(.callChanged(key, fetched.observation(direction: &direction)))
-        }
-        return Result(events: events, direction: direction, terminated: terminated)
-    }
-
-    private static func firstDirection(_ queued: [ModemManagerCallUpdate]) -> ModemManagerCallDirection? {
-        for case let .properties(properties) in queued {
-            if let direction = properties.direction { return direction }
-        }
-        return nil
-    }
-}
 
 /// Follows `org.freedesktop.ModemManager1`.
 public final class ModemManagerBackend: LinkedBackend {
     public private(set) var decodedSignals: UInt64 = 0
 
     private struct CallRecord {
-        /// "" until a listing or CallAdded names it (a signal can beat both during a sync).
-        var modem: String
-        var direction = ModemManagerCallDirection.unknown
-        var terminated = false
-        /// Non-nil while the call's properties are being fetched: what arrived meanwhile, in order.
-        var queue: [ModemManagerCallUpdate]?
-        var fetch: UInt64 = 0
-        var initial: Bool
-        /// Read by the resync after a resume: what the read finds is `learnedOnResume`.
-        var resumed = false
-        /// Non-zero while a known call is read again after a resume (its answer is matched by this).
-        var refresh: UInt64 = 0
-        /// Announced on its CallAdded (it holds the run while it is read).
-        var announced = false
-        /// Read as a ring (a signal brought it): a late answer is still awaited.
-        var ring = false
-        /// Its read timed out; the answer is still awaited (a late one still reports the call).
-        var overdue = false
-        /// The last StateChanged applied: the PropertiesChanged that repeats it is skipped.
-        var lastStateChange: (state: ModemManagerStateValue, reason: UInt32)?
+        /// Unknown until a listing or CallAdded names it (a signal can beat both during a sync).
+        var modem: ModemPath
+        var read: ModemManagerCallRead
     }
 
     /// Changes kept per call while its properties are being read.
@@ -269,9 +80,9 @@ public final class ModemManagerBackend: LinkedBackend {
 
     /// A call still being read is not gone: its read decides.
     func unconfirmedGone(_ path: String) -> BackendEvent? {
-        guard let record = calls[path], record.queue == nil else { return nil }
+        guard let record = calls[path], !record.read.isFirstReadOut else { return nil }
         calls.removeValue(forKey: path)
-        return .callRemoved(output.key(path), reason: "removed")
+        return .callRemoved(output.key(path), reason: CallEndReason.removed.rawValue)
     }
 
     private func listed(modems objects: [ObjectPath: [String: PropertyMap]], round: SyncRound) {
@@ -302,47 +113,51 @@ public final class ModemManagerBackend: LinkedBackend {
     private func callListed(_ path: String, modem: String, round: SyncRound?) {
         guard var record = calls[path] else {
             // Only a sync's listing finds calls that were live before we looked.
-            fetch(path, modem: modem, initial: round != nil, queued: [], round: round)
+            fetch(path, modem: .path(modem), queued: [], round: round)
             return
         }
-        if record.modem.isEmpty {
-            record.modem = modem
+        if !record.modem.isKnown {
+            record.modem = .path(modem)
             calls[path] = record
             // A call first seen through a signal: tell the tracker which modem it is on.
-            if record.queue == nil, !record.terminated {
+            if record.read.isFollowedLive {
                 output.emit(.callAppeared(output.key(path), modem: modem, CallObservation(), initial: false))
             }
         }
         // After a resume a live call may have changed unseen; a terminated one is over.
-        if let round, round.resumed, record.queue == nil, !record.terminated { refresh(path, round: round) }
+        if let round, round.resumed, record.read.isFollowedLive { refresh(path, round: round) }
     }
 
     /// Reads a known call again after a resume. Its signals go on being applied meanwhile; the
     /// answer is newer than they are, so it comes last, like any listing of a known call.
     private func refresh(_ path: String, round: SyncRound) {
-        guard var record = calls[path] else { return }
+        guard let followed = calls[path]?.read.followed else { return }
         nextFetch &+= 1
         let token = nextFetch
-        record.refresh = token
-        calls[path] = record
+        calls[path]?.read = .refreshing(followed, token: token)
         readProperties(path, round: round) { [weak self] in self?.refreshed(path, token: token, $0) }
     }
 
     private func refreshed(_ path: String, token: UInt64, _ result: Result<Message, DBusError>) {
-        guard var record = calls[path], record.refresh == token, record.queue == nil else { return }
-        record.refresh = 0
+        guard let record = calls[path], case .refreshing(var followed, token) = record.read else { return }
+        calls[path]?.read = .followed(followed)
         // Failing to read it means it is gone: the listing's end (not listed) or CallDeleted tells.
-        guard case .success(let reply) = result, let map = try? reply.decode(PropertyMap.self) else {
-            calls[path] = record
-            return
+        let reply: Message
+        switch result {
+        case .success(let answer): reply = answer
+        case .failure: return
+        }
+        guard let map = try? reply.decode(PropertyMap.self) else {
+            return output.report(["GetAll answered '\(reply.signature)'"], on: path)
         }
         var problems: [String] = []
         let properties = ModemManagerCallProperties(map, problems: &problems)
         output.report(problems, on: path)
-        let observation = properties.observation(direction: &record.direction)
-        if let state = properties.state { record.terminated = state.known == .terminated }
-        calls[path] = record
-        output.emit(.callAppeared(output.key(path), modem: record.modem, observation, initial: false), resumed: true)
+        let observation = properties.observation(direction: &followed.direction)
+        if let state = properties.state { followed.terminated = state.known == .terminated }
+        calls[path]?.read = .followed(followed)
+        output.emit(.callAppeared(output.key(path), modem: record.modem.eventValue, observation, initial: false),
+                    resumed: true)
     }
 
     // MARK: Calls
@@ -351,22 +166,23 @@ public final class ModemManagerBackend: LinkedBackend {
     /// signal brought (not a sync's listing) is a ring: its read goes first, and an answer that
     /// comes after the read's timeout still reports it. A CallAdded also announces it, so that the
     /// run starts before the read is answered (docs/modem-stacks.md §2.3).
-    private func fetch(_ path: String, modem: String, initial: Bool, queued: [ModemManagerCallUpdate],
+    private func fetch(_ path: String, modem: ModemPath, queued: [ModemManagerCallUpdate],
                        round: SyncRound?, announce: Bool = false) {
         nextFetch &+= 1
         let token = nextFetch
-        calls[path] = CallRecord(modem: modem, queue: queued, fetch: token, initial: initial,
-                                 resumed: round?.resumed ?? false, announced: announce, ring: round == nil)
+        let firstRead = ModemManagerCallRead.FirstRead(token: token, queue: queued)
+        calls[path] = CallRecord(modem: modem, read: round.map { .syncRead(firstRead, resumed: $0.resumed) }
+                                     ?? .ringRead(firstRead, announced: announce))
         let read: (Result<Message, DBusError>) -> Void = { [weak self] in self?.fetched(path, token: token, $0) }
         if round == nil {
             link.call(path: path, interface: BusDaemon.propertiesInterface, member: "GetAll",
-                      arguments: [.string(ModemManagerBus.call)], priority: .ring, late: read, reply: read)
+                      arguments: [.string(ModemManagerBus.call)], priority: .urgent, late: read, reply: read)
         } else {
             readProperties(path, round: round, read)
         }
         // After the read is on its way: the run it starts (the lock request, the record) costs
         // the ring nothing while the stack answers.
-        if announce { output.emit(.callAnnounced(output.key(path), modem: modem)) }
+        if announce { output.emit(.callAnnounced(output.key(path), modem: modem.eventValue)) }
     }
 
     private func readProperties(_ path: String, round: SyncRound?,
@@ -376,12 +192,11 @@ public final class ModemManagerBackend: LinkedBackend {
     }
 
     private func fetched(_ path: String, token: UInt64, _ result: Result<Message, DBusError>) {
-        guard var record = calls[path], record.fetch == token, record.queue != nil else { return }
-        if case .failure(.timedOut) = result, record.ring, !record.overdue {
+        guard let record = calls[path], record.read.firstRead?.token == token else { return }
+        if case .failure(.timedOut) = result, case .ringRead(let read, let announced) = record.read {
             // Its answer may still come (a stack busy for a while): the call stays what it was,
             // announced and holding the run, until it does or the call or its stack goes.
-            record.overdue = true
-            calls[path] = record
+            calls[path]?.read = .ringOverdue(read, announced: announced)
             output.notice(.callUnreadable(kind, "call \(path) has not answered yet; still waiting for it"))
             return
         }
@@ -407,23 +222,20 @@ public final class ModemManagerBackend: LinkedBackend {
     /// is dropped.
     private func settle(_ path: String, _ record: CallRecord, fetched properties: ModemManagerCallProperties?,
                         deleted: Bool) {
-        var record = record
-        let replay = ModemManagerCallReplay.replay(key: output.key(path), modem: record.modem,
-                                                   initial: record.initial, fetched: properties,
-                                                   queued: record.queue ?? [])
+        let replay = ModemManagerCallReplay.replay(key: output.key(path), modem: record.modem.eventValue,
+                                                   initial: record.read.isInitial, fetched: properties,
+                                                   queued: record.read.firstRead?.queue ?? [])
         var events = replay.events
-        let resumed = record.resumed
+        let resumed = record.read.isResumed
         if deleted || (properties == nil && events.isEmpty) {
             calls.removeValue(forKey: path)
-            if deleted && !events.isEmpty { events.append(.callRemoved(output.key(path), reason: "removed")) }
+            if deleted && !events.isEmpty {
+                events.append(.callRemoved(output.key(path), reason: CallEndReason.removed.rawValue))
+            }
             // Announced but never a call: the tracker lets the run go.
-            if record.announced && events.isEmpty { events.append(.callRemoved(output.key(path), reason: nil)) }
+            if record.read.isAnnounced && events.isEmpty { events.append(.callRemoved(output.key(path), reason: nil)) }
         } else {
-            record.queue = nil
-            record.direction = replay.direction
-            record.terminated = replay.terminated
-            record.resumed = false
-            calls[path] = record
+            calls[path]?.read = .followed(.init(direction: replay.direction, terminated: replay.terminated))
         }
         for event in events { output.emit(event, resumed: resumed) }
     }
@@ -431,24 +243,22 @@ public final class ModemManagerBackend: LinkedBackend {
     private func update(_ path: String, _ change: ModemManagerCallUpdate) {
         guard var record = calls[path] else {
             // Its CallAdded came before our sync could list it.
-            fetch(path, modem: "", initial: false, queued: [change], round: nil)
+            fetch(path, modem: .unknown, queued: [change], round: nil)
             return
         }
-        if var queue = record.queue {
-            // An owner that floods a call it never answers for must not grow memory: keep the
-            // first change (it places the call) and the newest; the read's answer is the truth anyway.
-            if queue.count >= Self.maxQueued { queue.remove(at: 1) }
-            queue.append(change)
-            record.queue = queue
+        if record.read.enqueue(change, limit: Self.maxQueued) {
             calls[path] = record
             return
         }
-        let observation = change.observation(direction: &record.direction)
-        if let state = change.newState { record.terminated = state.known == .terminated }
-        switch change {
-        case let .stateChanged(_, new, reason): record.lastStateChange = (new, reason)
-        case .properties: record.lastStateChange = nil
+        let followed = record.read.follow { followed in
+            if let state = change.newState { followed.terminated = state.known == .terminated }
+            switch change {
+            case let .stateChanged(_, new, reason): followed.lastStateChange = (new, reason)
+            case .properties: followed.lastStateChange = nil
+            }
+            return change.observation(direction: &followed.direction)
         }
+        guard let observation = followed else { return }
         calls[path] = record
         output.emit(.callChanged(output.key(path), observation))
     }
@@ -496,7 +306,7 @@ public final class ModemManagerBackend: LinkedBackend {
     private func modemGone(_ modem: String, resumed: Bool = false) {
         identities.untold(modem)
         voiceModems.remove(modem)
-        for (path, record) in calls where record.modem == modem { calls.removeValue(forKey: path) }
+        for (path, record) in calls where record.modem == .path(modem) { calls.removeValue(forKey: path) }
         output.emit(.modemRemoved(kind, modem: modem), resumed: resumed)
     }
 
@@ -551,25 +361,25 @@ public final class ModemManagerBackend: LinkedBackend {
             voiceModems.insert(modem)
             modemsCounted()
             link.confirm(path)
-            if var record = calls[path], record.queue != nil || !record.terminated {
+            if var record = calls[path], record.read.isFirstReadOut || record.read.isFollowedLive {
                 // Already being read or followed (a signal or a listing got there first).
-                if record.modem.isEmpty {
-                    record.modem = modem
+                if !record.modem.isKnown {
+                    record.modem = .path(modem)
                     calls[path] = record
-                    if record.queue == nil {
+                    if !record.read.isFirstReadOut {
                         output.emit(.callAppeared(output.key(path), modem: modem, CallObservation(), initial: false))
                     }
                 }
                 return
             }
             // New, or a terminated call's path used again: a new call either way.
-            fetch(path, modem: modem, initial: false, queued: [], round: nil, announce: true)
+            fetch(path, modem: .path(modem), queued: [], round: nil, announce: true)
         case "CallDeleted":
             guard let object = try? message.decode(ObjectPath.self) else { return output.malformed(message) }
             let path = object.rawValue
             decodedSignals &+= 1
             guard let record = calls[path] else { return }
-            if record.queue != nil {
+            if record.read.isFirstReadOut {
                 // Its read is still out. An answer sent before this signal would have arrived
                 // first (one sender's messages arrive in order, docs/modem-stacks.md §8), so no
                 // answer can tell more about the call than what came meanwhile: it is settled
@@ -577,7 +387,7 @@ public final class ModemManagerBackend: LinkedBackend {
                 settle(path, record, fetched: nil, deleted: true)
             } else {
                 calls.removeValue(forKey: path)
-                output.emit(.callRemoved(output.key(path), reason: "removed"))
+                output.emit(.callRemoved(output.key(path), reason: CallEndReason.removed.rawValue))
             }
         default:
             break
@@ -641,7 +451,7 @@ public final class ModemManagerBackend: LinkedBackend {
             return output.malformed(message)
         }
         // The state and reason a StateChanged of the same call just told: no news.
-        if let told = calls[path]?.lastStateChange, properties.repeats(told) { return }
+        if let told = calls[path]?.read.followed?.lastStateChange, properties.repeats(told) { return }
         // StateChanged already reported an unknown state; say it once.
         output.report(problems.filter { !$0.hasPrefix("unknown call state") }, on: path)
         guard !properties.isEmpty else { return }

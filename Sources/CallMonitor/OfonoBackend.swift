@@ -3,76 +3,6 @@
 
 import DBus
 
-enum OfonoBus {
-    static let service = "org.ofono"
-    static let manager = "org.ofono.Manager"
-    static let modem = "org.ofono.Modem"
-    static let voiceCallManager = "org.ofono.VoiceCallManager"
-    static let voiceCall = "org.ofono.VoiceCall"
-    static let knownStates: Set<String> = ["active", "held", "dialing", "alerting", "incoming", "waiting",
-                                           "disconnected"]
-
-    /// Whether a modem's `Interfaces` value lists the VoiceCallManager: false when absent, nil
-    /// when it is not a list of names.
-    static func hasVoice(_ interfaces: Variant?) -> Bool? {
-        guard let interfaces else { return false }
-        return interfaces.value.as([String].self)?.contains(voiceCallManager)
-    }
-}
-
-/// What oFono said about a call in a CallAdded or GetCalls entry; nil = not said, or unusable.
-struct OfonoCallProperties: Equatable {
-    var state: String?
-    var number: String?
-    var name: String?
-    var multiparty: Bool?
-
-    init(state: String? = nil, number: String? = nil, name: String? = nil, multiparty: Bool? = nil) {
-        self.state = state
-        self.number = number
-        self.name = name
-        self.multiparty = multiparty
-    }
-
-    /// Reads the properties telwatch uses; an unusable one is described in `problems` and left out.
-    init(_ map: PropertyMap, problems: inout [String]) {
-        for (key, value) in map { apply(key, value.value, problems: &problems) }
-    }
-
-    /// One property, as `PropertyChanged(s, v)` carries it; others than ours are ignored.
-    mutating func apply(_ key: String, _ value: DBusValue, problems: inout [String]) {
-        func text(_ what: String) -> String? {
-            guard let string = value.string else {
-                problems.append("\(what) is not a string (\(CallText.clip(value.signature.rawValue)))")
-                return nil
-            }
-            guard CallText.fits(string) else {
-                problems.append("\(what) of \(string.utf8.count) bytes")
-                return nil
-            }
-            return string
-        }
-        switch key {
-        case "State":
-            state = text("State")
-            if let state, !OfonoBus.knownStates.contains(state) {
-                problems.append("unknown call state '\(CallText.clip(state, 40))'")
-            }
-        case "LineIdentification": number = text("LineIdentification")
-        case "Name": name = text("Name")
-        case "Multiparty":
-            multiparty = value.bool
-            if multiparty == nil { problems.append("Multiparty is not a boolean (\(value.signature.rawValue))") }
-        default: break
-        }
-    }
-
-    /// oFono has no direction: the tracker infers it from the first state it sees.
-    var observation: CallObservation {
-        CallObservation(phase: state.map(OfonoMapping.phase), number: number, name: name, multiparty: multiparty)
-    }
-}
-
 /// Follows `org.ofono`.
 public final class OfonoBackend: LinkedBackend {
     public private(set) var decodedSignals: UInt64 = 0
@@ -87,8 +17,8 @@ public final class OfonoBackend: LinkedBackend {
     private var saidModems: Int?
     /// What each modem is (docs/modem-stacks.md §11): its `Serial`, from the same listing and signals.
     private var identities = ModemIdentityBook()
-    /// Every call heard of: its modem ("" when only its own signals named it).
-    private var calls: [String: String] = [:]
+    /// Every call heard of: its modem (unknown when only its own signals named it).
+    private var calls: [String: ModemPath] = [:]
 
     public init(connection: Connection, onEvent: @escaping (BackendEvent) -> Void,
                 onNotice: @escaping (BackendNotice) -> Void) {
@@ -190,7 +120,7 @@ public final class OfonoBackend: LinkedBackend {
         let properties = OfonoCallProperties(map, problems: &problems)
         if properties.state == nil && map["State"] == nil { problems.append("no State property") }
         output.report(problems, on: path)
-        calls[path] = modem
+        calls[path] = .path(modem)
         // A call already followed (its CallAdded beat the listing) is updated, not started again.
         output.emit(.callAppeared(output.key(path), modem: modem, properties.observation, initial: initial),
                     resumed: resumed)
@@ -202,13 +132,14 @@ public final class OfonoBackend: LinkedBackend {
         identities.untold(modem)
         let prefix = modem + "/"
         var orphans: [String] = []
-        for (path, callModem) in calls where callModem == modem || (callModem.isEmpty && path.hasPrefix(prefix)) {
+        for (path, callModem) in calls
+        where callModem == .path(modem) || (!callModem.isKnown && path.hasPrefix(prefix)) {
             calls.removeValue(forKey: path)
-            if callModem.isEmpty { orphans.append(path) }
+            if !callModem.isKnown { orphans.append(path) }
         }
         output.emit(.modemRemoved(kind, modem: modem), resumed: resumed)
         for path in orphans.sorted() {
-            output.emit(.callRemoved(output.key(path), reason: "modem-removed"), resumed: resumed)
+            output.emit(.callRemoved(output.key(path), reason: CallEndReason.modemRemoved.rawValue), resumed: resumed)
         }
     }
 
@@ -241,7 +172,7 @@ public final class OfonoBackend: LinkedBackend {
             guard let path = try? message.decode(ObjectPath.self) else { return output.malformed(message) }
             decodedSignals &+= 1
             let modem = path.rawValue
-            if modems.removeValue(forKey: modem) == true || calls.values.contains(modem) { modemLost(modem) }
+            if modems.removeValue(forKey: modem) == true || calls.values.contains(.path(modem)) { modemLost(modem) }
             identities.forget(modem)
             modemsCounted()
         default:
@@ -262,7 +193,7 @@ public final class OfonoBackend: LinkedBackend {
             if let identity = identities.toTell(modem) { output.emit(.modemIdentified(kind, modem: modem, identity)) }
             listCalls(modem, round: nil)
             readEmergencyNumbers(modem)
-        } else if !voice && (before || calls.values.contains(modem)) {
+        } else if !voice && (before || calls.values.contains(.path(modem))) {
             modemLost(modem)
         }
     }
@@ -280,13 +211,16 @@ public final class OfonoBackend: LinkedBackend {
 
     /// `VoiceCallManager.EmergencyNumbers` (`as`: oFono's list, the SIM's and the network's with
     /// its defaults), for call screening (docs/screening.md); after that, its `PropertyChanged`.
-    /// In a sync, part of its round: known before it says synced.
+    /// In a sync, part of its round: known before it says synced. An error leaves the common
+    /// numbers alone, as a modem without the property does.
     private func readEmergencyNumbers(_ modem: String, round: SyncRound? = nil) {
         link.call(path: modem, interface: OfonoBus.voiceCallManager, member: "GetProperties", round: round) {
             [weak self] result in
-            guard let self, self.modems[modem] == true, case .success(let reply) = result,
-                  let properties = try? reply.decode(PropertyMap.self),
-                  let value = properties["EmergencyNumbers"] else { return }
+            guard let self, self.modems[modem] == true, case .success(let reply) = result else { return }
+            guard let properties = try? reply.decode(PropertyMap.self) else {
+                return self.output.report(["GetProperties answered '\(reply.signature)'"], on: modem, object: "modem")
+            }
+            guard let value = properties["EmergencyNumbers"] else { return }
             self.emergencyNumbers(value, modem: modem)
         }
     }
@@ -348,7 +282,7 @@ public final class OfonoBackend: LinkedBackend {
             let observation = properties.observation
             if calls[path] == nil, case .live? = observation.phase {
                 // Seen first through its own signal (sync refused, or a change racing the listing).
-                calls[path] = ""
+                calls[path] = .unknown
             }
             output.emit(.callChanged(output.key(path), observation))
         case "DisconnectReason":

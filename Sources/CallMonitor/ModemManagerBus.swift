@@ -1,0 +1,7 @@
+enum ModemManagerBus {
+    static let service = "org.freedesktop.ModemManager1"
+    static let root = "/org/freedesktop/ModemManager1"
+    static let voice = "org.freedesktop.ModemManager1.Modem.Voice"
+    static let call = "org.freedesktop.ModemManager1.Call"
+    static let sim = "org.freedesktop.ModemManager1.Sim"
+}
