@@ -18,6 +18,10 @@ public enum HangUpPermission: Equatable, Sendable {
     /// The polkit action ModemManager checks before `Call.Hangup` (and the other voice methods).
     public static let modemManagerAction = "org.freedesktop.ModemManager1.Voice"
 
+    /// The bus's answers when nobody owns the name asked, nor can be started for it.
+    private static let noOwner: Set<String> = ["org.freedesktop.DBus.Error.ServiceUnknown",
+                                               "org.freedesktop.DBus.Error.NameHasNoOwner"]
+
     public static func probe(_ kind: BackendKind, on connection: Connection, timeout: Double = 5) -> HangUpPermission {
         switch kind {
         case .modemManager: return askPolkit(modemManagerAction, on: connection, timeout: timeout)
@@ -46,7 +50,7 @@ public enum HangUpPermission: Equatable, Sendable {
             }
             if authorized { return .allowed }
             return challenge ? .needsAuthentication : .refused("polkit does not allow \(action) for this user")
-        } catch let error as DBusError where error.name == Polkit.serviceUnknown || error.name == Polkit.nameHasNoOwner {
+        } catch let error as DBusError where error.name.map(noOwner.contains) == true {
             return .noPolkit("\(error)")
         } catch {
             return .unknown("\(error)")
@@ -62,14 +66,15 @@ public enum HangUpPermission: Equatable, Sendable {
             _ = try connection.callBlocking(destination: OfonoBus.service, path: "/", interface: OfonoBus.voiceCall,
                                             member: "Hangup", timeout: timeout)
             return .allowed
-        } catch let error as DBusError where error.name == accessDeniedError {
-            return .refused("\(error)")
-        } catch let error as DBusError where error.name == Polkit.serviceUnknown || error.name == Polkit.nameHasNoOwner
-            || error.name == DBusError.noReplyName || error.name == DBusError.timeoutName || error.name == nil {
-            return .unknown("\(error)")
+        } catch let error as DBusError {
+            switch error.name {
+            case accessDeniedError?: return .refused("\(error)")
+            case nil, DBusError.noReplyName?, DBusError.timeoutName?: return .unknown("\(error)")
+            case let name? where noOwner.contains(name): return .unknown("\(error)")
+            default: return .allowed  // oFono's own answer: the bus delivered the call
+            }
         } catch {
-            // Any other error is oFono's own answer: the bus delivered the call.
-            return .allowed
+            return .unknown("\(error)")
         }
     }
 }
@@ -79,8 +84,6 @@ enum Polkit {
     static let service = "org.freedesktop.PolicyKit1"
     static let authority: ObjectPath = "/org/freedesktop/PolicyKit1/Authority"
     static let interface = "org.freedesktop.PolicyKit1.Authority"
-    static let serviceUnknown = "org.freedesktop.DBus.Error.ServiceUnknown"
-    static let nameHasNoOwner = "org.freedesktop.DBus.Error.NameHasNoOwner"
 
     enum SubjectKind: String {
         case systemBusName = "system-bus-name"
