@@ -220,7 +220,9 @@ line=$(echo "$out" | grep -m 1 'screening' | one_line)
 check screening-doctor-outsider "the rule is the telwatch user's only: doctor --user outsider, exit $rc: ${line:-no screening line: $(echo "$out" | one_line)}" \
     sh -c '[ $1 -eq 4 ] && echo "$2" | grep -q "^✘ screening .*it may not hang up calls as this user: polkit does not allow ModemManager.s org.freedesktop.ModemManager1.Voice: a rejected call would ring$"' sh $rc "$line"
 
-timeout 60 telwatch events > "$work/events-screening.out" 2> "$work/events-screening.err" &
+# The event stream as JSON: `telwatch events` writes the screened event there (its text shows calls,
+# runs, sleeps and stacks).
+timeout 60 telwatch events --json > "$work/events-screening.out" 2> "$work/events-screening.err" &
 events_screening=$!
 sleep 3
 dialogue=$(wc -l < "$work/atmodem.log")
@@ -243,8 +245,10 @@ sleep 3
 refused=$(journal_since "$t" -u telwatch | grep -E 'did not hang up|AccessDenied|NotAuthorized|not authorized' | one_line)
 check screening-no-refusal "ModemManager took the hang-up${refused:+: $refused}" test -z "$refused"
 kill "$events_screening" 2>/dev/null; wait "$events_screening" 2>/dev/null
-check screening-events "telwatch events: $(grep -m 1 '^.*screened' "$work/events-screening.out" | one_line)" \
-    grep -qE "screened .*reject .*\\$blocked.*hangup=requested" "$work/events-screening.out"
+screened=$(grep -m 1 '"event":"screened"' "$work/events-screening.out")
+check screening-events "telwatch events --json: $(echo "$screened" | one_line)${screened:-no screened event: $(one_line < "$work/events-screening.out") $(one_line < "$work/events-screening.err")}" \
+    sh -c 'for part in "\"number\":\"$2\"" "\"action\":\"reject\"" "\"rule\":\"block\"" "\"hangup\":\"requested\""; do
+        case "$1" in *"$part"*) ;; *) exit 1 ;; esac; done' sh "$screened" "$blocked"
 cp "$work/telwatch.conf.before-screening" /etc/telwatch/telwatch.conf
 rm -f /etc/telwatch/screening.conf
 timeout 30 systemctl reload telwatch
