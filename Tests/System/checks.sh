@@ -246,7 +246,12 @@ refused=$(journal_since "$t" -u telwatch | grep -E 'did not hang up|AccessDenied
 check screening-no-refusal "ModemManager took the hang-up${refused:+: $refused}" test -z "$refused"
 kill "$events_screening" 2>/dev/null; wait "$events_screening" 2>/dev/null
 screened=$(grep -m 1 '"event":"screened"' "$work/events-screening.out")
-check screening-events "telwatch events --json: $(echo "$screened" | one_line)${screened:-no screened event: $(one_line < "$work/events-screening.out") $(one_line < "$work/events-screening.err")}" \
+if [ -n "$screened" ]; then
+    detail=$(echo "$screened" | one_line)
+else
+    detail="no screened event: $(one_line < "$work/events-screening.out") $(one_line < "$work/events-screening.err")"
+fi
+check screening-events "telwatch events --json: $detail" \
     sh -c 'for part in "\"number\":\"$2\"" "\"action\":\"reject\"" "\"rule\":\"block\"" "\"hangup\":\"requested\""; do
         case "$1" in *"$part"*) ;; *) exit 1 ;; esac; done' sh "$screened" "$blocked"
 cp "$work/telwatch.conf.before-screening" /etc/telwatch/telwatch.conf
