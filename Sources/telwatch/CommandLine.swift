@@ -195,7 +195,9 @@ enum Help {
     oFono's policy lets this user read calls, whether an inhibitor lock can be taken, whether the
     hooks are executable, whether the call history can be read and written (not damaged, not of a
     newer telwatch), the last sleep and resume (✘ if the last sleep came while a call was live),
-    and with a phone action on, whether its service is on the session bus (or can be started).
+    with a phone action on, whether its service is on the session bus (or can be started), and
+    with --screening, whether the rules file parses and whether the stack lets this user hang up
+    (ModemManager: polkit's org.freedesktop.ModemManager1.Voice; oFono: the bus's policy).
     One line each, ✔ or ✘ with the fix. Exit status 4 if anything is ✘. As root, --user NAME
     checks as the account the service runs as (sudo telwatch doctor --user telwatch).
 

@@ -43,9 +43,11 @@ struct Doctor {
             note("state directory \(TerminalText.field(statePlace.directory)): \(statePlace.why)")
         }
 
-        var anyStack = false
-        for kind in options.backend.kinds { anyStack = checkStack(kind, on: connection) || anyStack }
-        if !anyStack, options.backend == .auto {
+        var stacks: [BackendKind] = []
+        for kind in options.backend.kinds {
+            if checkStack(kind, on: connection) { stacks.append(kind) }
+        }
+        if stacks.isEmpty, options.backend == .auto {
             check(false, "no telephony stack is running on this bus",
                   fix: "start ModemManager (systemctl start ModemManager) or oFono (systemctl start ofono); "
                       + "to try telwatch without a modem: telwatch demo")
@@ -54,6 +56,7 @@ struct Doctor {
         checkDelayLock(connection)
         checkHooks()
         checkContacts()
+        checkScreening(connection, stacks: stacks)
         checkStateDirectory()
         checkHistory()
         checkPhoneActions()

@@ -42,17 +42,33 @@ final class WatchScreening {
             screener.rules = nil
             return
         }
+        switch Self.read(path) {
+        case .success(let rules):
+            screener.rules = rules
+            if verbose { warn("screening: read \(path): \(rules.numberCount) numbers and prefixes") }
+        case .failure(let problem):
+            off(problem.text)
+        }
+    }
+
+    /// Why a rules file screens nothing: it cannot be read, or a line of it (or of a list it
+    /// names) is wrong.
+    struct Unusable: Error {
+        let text: String
+    }
+
+    /// The rules of `path` as the daemon reads them (`telwatch doctor` reads them so too).
+    static func read(_ path: String) -> Result<ScreeningRules, Unusable> {
         do {
             let bytes = try SmallFile.read(path, limit: 1 << 20)
             let rules = try ScreeningRules.parse(bytes, path: path) { list in
                 try SmallFile.read(list, limit: ScreeningRules.listSizeLimit)
             }
-            screener.rules = rules
-            if verbose { warn("screening: read \(path): \(rules.numberCount) numbers and prefixes") }
+            return .success(rules)
         } catch let error as SmallFile.Failure {
-            off("cannot read \(path): \(error.reason)")
+            return .failure(Unusable(text: "cannot read \(path): \(error.reason)"))
         } catch {
-            off("\(error)")
+            return .failure(Unusable(text: "\(error)"))
         }
     }
 

@@ -196,6 +196,70 @@ check events-outsider "exit $rc, one line: $(echo "$out" | one_line)" \
     sh -c '[ $1 -ne 0 ] && [ $1 -ne 124 ] && [ "$(echo "$2" | wc -l)" -eq 1 ] && echo "$2" | grep -q "does not answer this user"' sh $rc "$out"
 
 # ---------------------------------------------------------------------------------------------
+say "3b. call screening as packaged: the service hangs up a blocked caller, polkit allowing the telwatch user"
+# The packaged polkit rule alone lets the service's account hang up at ModemManager (the test's
+# own rule above is for root); a rules file and `screening =` are all the administrator adds.
+blocked=+15550009999
+cp /etc/telwatch/telwatch.conf "$work/telwatch.conf.before-screening"
+printf '# the system test\nblock %s\n' "$blocked" > /etc/telwatch/screening.conf
+chmod 644 /etc/telwatch/screening.conf
+echo 'screening = /etc/telwatch/screening.conf' >> /etc/telwatch/telwatch.conf
+t=$(date +%s)
+timeout 30 systemctl reload telwatch
+wait_for 20 telwatch_journal_has "$t" "reloaded the configuration"; reloaded=$?
+warned=$(journal_since "$t" -u telwatch | grep 'screening:' | one_line)
+check screening-config "screening = /etc/telwatch/screening.conf taken on reload${warned:+: $warned}" \
+    test $reloaded -eq 0 -a -z "$warned"
+
+out=$(telwatch doctor --user telwatch --config /etc/telwatch/telwatch.conf 2>&1); rc=$?
+line=$(echo "$out" | grep -m 1 'screening' | one_line)
+check screening-doctor "telwatch doctor --user telwatch, exit $rc: ${line:-no screening line: $(echo "$out" | one_line)}" \
+    sh -c 'echo "$1" | grep -q "^✔ screening /etc/telwatch/screening.conf: rules read (1 number or prefix listed); it may hang up calls as this user (polkit allows ModemManager.s org.freedesktop.ModemManager1.Voice)$"' sh "$line"
+out=$(telwatch doctor --user outsider --backend modemmanager --inhibit none --screening /etc/telwatch/screening.conf 2>&1); rc=$?
+line=$(echo "$out" | grep -m 1 'screening' | one_line)
+check screening-doctor-outsider "the rule is the telwatch user's only: doctor --user outsider, exit $rc: ${line:-no screening line: $(echo "$out" | one_line)}" \
+    sh -c '[ $1 -eq 4 ] && echo "$2" | grep -q "^✘ screening .*it may not hang up calls as this user: polkit does not allow ModemManager.s org.freedesktop.ModemManager1.Voice: a rejected call would ring$"' sh $rc "$line"
+
+# The event stream as JSON: `telwatch events` writes the screened event there (its text shows calls,
+# runs, sleeps and stacks).
+timeout 60 telwatch events --json > "$work/events-screening.out" 2> "$work/events-screening.err" &
+events_screening=$!
+sleep 3
+dialogue=$(wc -l < "$work/atmodem.log")
+t=$(date +%s)
+atctl ring "$blocked" >/dev/null
+hung_up() { tail -n +"$((dialogue + 1))" "$work/atmodem.log" | grep -qE '<- (ATH|AT\+CHUP)'; }
+no_calls() { [ -z "$(atctl calls)" ]; }
+if wait_for 30 hung_up && wait_for 20 no_calls; then
+    ok screening-hangup "the simulated modem received $(tail -n +"$((dialogue + 1))" "$work/atmodem.log" | grep -m 1 -oE '<- (ATH|AT\+CHUP)[^ ]*' | cut -c4-) and lists no call"
+else
+    fail screening-hangup "no ATH/AT+CHUP after the ring of $blocked (calls: $(atctl calls)); telwatch: $(journal_since "$t" -u telwatch | one_line)"
+    atctl remote-hangup >/dev/null
+fi
+if wait_for 20 telwatch_journal_has "$t" "screened .*reject .*\\$blocked.*hangup=requested"; then
+    ok screening-journal "journalctl -u telwatch: $(journal_since "$t" -u telwatch | grep -m 1 screened | one_line)"
+else
+    fail screening-journal "no screened ... reject ... hangup=requested for $blocked: $(journal_since "$t" -u telwatch | one_line)"
+fi
+sleep 3
+refused=$(journal_since "$t" -u telwatch | grep -E 'did not hang up|AccessDenied|NotAuthorized|not authorized' | one_line)
+check screening-no-refusal "ModemManager took the hang-up${refused:+: $refused}" test -z "$refused"
+kill "$events_screening" 2>/dev/null; wait "$events_screening" 2>/dev/null
+screened=$(grep -m 1 '"event":"screened"' "$work/events-screening.out")
+if [ -n "$screened" ]; then
+    detail=$(echo "$screened" | one_line)
+else
+    detail="no screened event: $(one_line < "$work/events-screening.out") $(one_line < "$work/events-screening.err")"
+fi
+check screening-events "telwatch events --json: $detail" \
+    sh -c 'for part in "\"number\":\"$2\"" "\"action\":\"reject\"" "\"rule\":\"block\"" "\"hangup\":\"requested\""; do
+        case "$1" in *"$part"*) ;; *) exit 1 ;; esac; done' sh "$screened" "$blocked"
+cp "$work/telwatch.conf.before-screening" /etc/telwatch/telwatch.conf
+rm -f /etc/telwatch/screening.conf
+timeout 30 systemctl reload telwatch
+wait_for 30 lock_gone
+
+# ---------------------------------------------------------------------------------------------
 say "4. MQTT to the mosquitto of this system, the packaged unit unchanged"
 sed -i 's|^#mqtt = mqtt://localhost:1883$|mqtt = mqtt://localhost:1883|' /etc/telwatch/telwatch.conf
 grep -q '^mqtt = mqtt://localhost:1883$' /etc/telwatch/telwatch.conf || echo 'mqtt = mqtt://localhost:1883' >> /etc/telwatch/telwatch.conf

@@ -185,17 +185,61 @@ final class PackageTests: XCTestCase {
         XCTAssertTrue(unit.contains("mkdir -p " + given), "made before the sandbox needs it")
     }
 
-    /// The oFono policy grants exactly the oFono methods the backend calls, nothing more.
+    /// The oFono policy grants exactly the oFono methods the backend calls, nothing more: its
+    /// listings and reads (`link.list`, `link.call`) and the hang-up of call screening's `reject`
+    /// (`LinkedBackend.hangUp`, `Hangup` on the backend's call interface).
     func testTheOfonoPolicyGrantsExactlyTheCallsTelwatchMakes() throws {
         let policy = try XCTUnwrap(Files.text(Repository.path("dist/dbus-1/telwatch-ofono.conf")))
-        let granted = Set(policy.split(separator: "\n").filter { $0.contains("<allow ") }
-            .compactMap { $0.components(separatedBy: "send_member=\"").last?.split(separator: "\"").first.map(String.init) })
+        let granted = Set(policy.split(separator: "\n").filter { $0.contains("<allow ") }.map { line in
+            ["send_interface", "send_member"].map { attribute in
+                line.components(separatedBy: attribute + "=\"").last?.split(separator: "\"").first.map(String.init) ?? "?"
+            }.joined(separator: ".")
+        })
+        XCTAssertFalse(policy.contains("<allow send_destination=\"org.ofono\"/>"), "never all of oFono")
+        XCTAssertEqual(policy.components(separatedBy: "<policy ").count, 2, "one policy, the group's")
+        XCTAssertTrue(policy.contains("<policy group=\"telwatch\">"))
+
         let source = try XCTUnwrap(Files.text(Repository.path("Sources/CallMonitor/OfonoBackend.swift")))
-        let called = Set(source.components(separatedBy: "link.list(").dropFirst()
-            .compactMap { $0.components(separatedBy: "member: \"").dropFirst().first?.split(separator: "\"").first }
-            .map(String.init))
-        XCTAssertEqual(called, ["GetModems", "GetCalls"])
-        XCTAssertEqual(granted, called)
+        // OfonoBus's names: `static let voiceCall = "org.ofono.VoiceCall"`.
+        var names: [String: String] = [:]
+        for line in source.split(separator: "\n") where line.contains("static let ") && line.contains(" = \"") {
+            let words = line.components(separatedBy: "static let ").last?.components(separatedBy: " = \"") ?? []
+            if words.count == 2, let value = words[1].split(separator: "\"").first { names[words[0]] = String(value) }
+        }
+        let called = Set(source.components(separatedBy: "link.").dropFirst()
+            .filter { $0.hasPrefix("list(") || $0.hasPrefix("call(") }
+            .compactMap { call -> String? in
+                let arguments = call.prefix { $0 != "{" }
+                guard let interface = arguments.components(separatedBy: "interface: OfonoBus.").dropFirst().first?
+                        .prefix(while: { $0.isLetter }),
+                      let member = arguments.components(separatedBy: "member: \"").dropFirst().first?.split(separator: "\"").first,
+                      let name = names[String(interface)] else { return nil }
+                return name + "." + member
+            })
+        let backend = try XCTUnwrap(Files.text(Repository.path("Sources/CallMonitor/CallBackend.swift")))
+        XCTAssertTrue(backend.contains("interface: Self.callInterface, member: \"Hangup\""), "the hang-up screening sends")
+        XCTAssertTrue(source.contains("static var callInterface: String { OfonoBus.voiceCall }"))
+        let hangUp = try XCTUnwrap(names["voiceCall"]) + ".Hangup"
+        XCTAssertEqual(called.union([hangUp]), ["org.ofono.Manager.GetModems", "org.ofono.VoiceCallManager.GetCalls",
+                                                 "org.ofono.VoiceCallManager.GetProperties", "org.ofono.VoiceCall.Hangup"])
+        XCTAssertEqual(granted, called.union([hangUp]))
+    }
+
+    /// The polkit rule grants the telwatch user exactly its two actions: the sleep block lock and
+    /// ModemManager's voice action (call screening's hang-up). Read as text here; the system test
+    /// (Tests/System/checks.sh) has the real polkit apply it, to the telwatch user and to another.
+    func testThePolkitRuleGrantsExactlyTheTwoActionsToTheTelwatchUser() throws {
+        let rule = try XCTUnwrap(Files.text(Repository.path("dist/polkit-1/50-telwatch.rules")))
+        let code = rule.split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("//") }
+            .joined(separator: "\n")
+        let actions = Set(code.components(separatedBy: "action.id == \"").dropFirst()
+            .compactMap { $0.split(separator: "\"").first.map(String.init) })
+        XCTAssertEqual(actions, ["org.freedesktop.login1.inhibit-block-sleep", "org.freedesktop.ModemManager1.Voice"])
+        XCTAssertEqual(code.components(separatedBy: "subject.user == \"telwatch\"").count, 2, "the telwatch user, once")
+        XCTAssertFalse(code.contains("indexOf"), "no prefix match: exactly those actions")
+        XCTAssertFalse(code.contains("subject.isInGroup"), "the user, not a group")
+        XCTAssertEqual(code.components(separatedBy: "polkit.Result.YES").count, 2)
+        XCTAssertTrue(code.contains("if (subject.user == \"telwatch\" && ("), "the user condition holds for both actions")
     }
 
     func testTheOpenRCScriptParses() throws {

@@ -43,7 +43,7 @@ _telwatch() {
         watch) options="--backend --bus --json --inhibit --hooks --hook-timeout --while --contacts --screening --run --stop-grace --lease --heartbeat --wakelock --sleep-delay-lock --resume-grace --state-dir --no-history --history-keep --feedback --call-audio --notify --session-bus --redact-numbers --no-api --api-bus --mqtt --mqtt-topic --mqtt-credentials --mqtt-ca --mqtt-cert --mqtt-key --mqtt-commands --quiet -q --verbose -v --config --help" ;;
         status) options="--backend --bus --json --state-dir --api-bus --help" ;;
         events) options="--bus --json --api-bus --verbose -v --config --help" ;;
-        doctor) options="--backend --bus --inhibit --hooks --sleep-delay-lock --state-dir --no-history --feedback --call-audio --notify --session-bus --config --user --help" ;;
+        doctor) options="--backend --bus --inhibit --hooks --screening --sleep-delay-lock --state-dir --no-history --feedback --call-audio --notify --session-bus --config --user --help" ;;
         log) options="--json --state-dir --redact-numbers --config --missed --unseen --screened --since --number --limit --csv --mark-seen --help" ;;
         block) options="--screening --config --help" ;;
         allow) options="--screening --config --help" ;;

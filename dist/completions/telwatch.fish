@@ -63,6 +63,7 @@ complete -c telwatch -n '__fish_seen_subcommand_from doctor' -l backend -x -a 'a
 complete -c telwatch -n '__fish_seen_subcommand_from doctor' -l bus -x -a 'system session' -d 'the bus'
 complete -c telwatch -n '__fish_seen_subcommand_from doctor' -l inhibit -x -a 'sleep:block sleep:delay sleep:idle:block none' -d 'what a run inhibits'
 complete -c telwatch -n '__fish_seen_subcommand_from doctor' -l hooks -x -a '(__fish_complete_directories)' -d 'run DIR/EVENT and DIR/EVENT.d/* for each event'
+complete -c telwatch -n '__fish_seen_subcommand_from doctor' -l screening -r -F -d 'screen incoming calls by the rules in FILE'
 complete -c telwatch -n '__fish_seen_subcommand_from doctor' -l sleep-delay-lock -d 'hold a sleep delay lock while awake, so telwatch records a sleep before it happens'
 complete -c telwatch -n '__fish_seen_subcommand_from doctor' -l state-dir -x -a '(__fish_complete_directories)' -d 'where the live run and the call history are kept'
 complete -c telwatch -n '__fish_seen_subcommand_from doctor' -l no-history -d 'do not record calls in DIR/history.db'

@@ -142,7 +142,7 @@ enum OptionTable {
         OptionSpec("--screening", "FILE", "screen incoming calls by the rules in FILE (block, allow, block-list, "
                    + "allow-list, withheld, unknown, quiet, except; docs/screening.md): reject, silence, ignore or "
                    + "allow each before it rings; read again when it changes and on SIGHUP; a file that cannot be "
-                   + "read screens nothing", commands: watchLike, key: "screening", change: .reload, kind: .file),
+                   + "read screens nothing", commands: [.watch, .doctor], key: "screening", change: .reload, kind: .file),
         OptionSpec("--screening", "FILE", "the rules file to edit (default: the config file's screening); created "
                    + "if it does not exist", commands: [.block, .allow], kind: .file),
         OptionSpec("--run", "-- CMD ARGS…", "run CMD for the whole of each run (no shell); stopped with SIGTERM, then "
