@@ -522,7 +522,7 @@ final class OptionParsingTests: XCTestCase {
         XCTAssertEqual(DoctorCommand.acceptedOptions, ["--bus", "--backend", "--inhibit", "--hooks", "--state-dir",
                                                        "--sleep-delay-lock", "--no-history", "--config",
                                                        "--feedback", "--call-audio", "--notify", "--session-bus",
-                                                       "--user"])
+                                                       "--screening", "--user"])
         let path = try config("inhibit = sleep:delay\nhooks = /from/file\n")
         try assertTakes("doctor", exactly: DoctorCommand.acceptedOptions, configPath: path)
         let options = try parse(["--config", path, "--hooks", "/from/flag"], command: "doctor",

@@ -201,8 +201,9 @@ final class PackageTests: XCTestCase {
 
         let source = try XCTUnwrap(Files.text(Repository.path("Sources/CallMonitor/OfonoBackend.swift")))
         // OfonoBus's names: `static let voiceCall = "org.ofono.VoiceCall"`.
+        let busNames = try XCTUnwrap(Files.text(Repository.path("Sources/CallMonitor/OfonoBus.swift")))
         var names: [String: String] = [:]
-        for line in source.split(separator: "\n") where line.contains("static let ") && line.contains(" = \"") {
+        for line in (busNames + source).split(separator: "\n") where line.contains("static let ") && line.contains(" = \"") {
             let words = line.components(separatedBy: "static let ").last?.components(separatedBy: " = \"") ?? []
             if words.count == 2, let value = words[1].split(separator: "\"").first { names[words[0]] = String(value) }
         }
@@ -216,7 +217,7 @@ final class PackageTests: XCTestCase {
                       let name = names[String(interface)] else { return nil }
                 return name + "." + member
             })
-        let backend = try XCTUnwrap(Files.text(Repository.path("Sources/CallMonitor/CallBackend.swift")))
+        let backend = try XCTUnwrap(Files.text(Repository.path("Sources/CallMonitor/LinkedBackend.swift")))
         XCTAssertTrue(backend.contains("interface: Self.callInterface, member: \"Hangup\""), "the hang-up screening sends")
         XCTAssertTrue(source.contains("static var callInterface: String { OfonoBus.voiceCall }"))
         let hangUp = try XCTUnwrap(names["voiceCall"]) + ".Hangup"
