@@ -153,6 +153,22 @@ final class ScreeningCommandTests: CommandTestCase {
         XCTAssertEqual(watch.log(), "")
     }
 
+    /// `telwatch events` shows the service's `screened` line in text as `watch` does.
+    func testEventsShowsTheScreenedLineInText() throws {
+        try startModemManager()
+        try writeRules("block +1900*\n")
+        let watch = try startWatch(["--screening", rulesPath])
+        let text = try telwatch(["events", "--verbose", "--bus", fixture.address])
+        XCTAssertTrue(waitForLog(text, "following the telwatch service"), text.log())
+        _ = try ring("+19005550100")
+        XCTAssertNotNil(nextEvent(watch, "screened"), watch.log())
+        let line = try XCTUnwrap(text.readLine(timeout: 10) { $0.contains(" screened ") }, text.log())
+        XCTAssertTrue(line.contains(" reject ") && line.contains(" in ") && line.contains("+19005550100"), line)
+        XCTAssertTrue(line.contains("rule=\"block (\(rulesPath):1)\" hangup=requested"), line)
+        text.terminate()
+        watch.terminate()
+    }
+
     /// A rejected or ignored call is recorded with what screening did, and is never a missed call:
     /// no `missed` event, not `missed` in the history, not among `log --missed` (docs/screening.md).
     func testAScreenedCallIsRecordedAndNeverMissed() throws {

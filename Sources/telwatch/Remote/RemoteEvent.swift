@@ -56,6 +56,7 @@ struct RemoteEvent {
             default: event = .transition(call, previous: text("previous").flatMap(CallState.init(rawValue:)))
             }
             return .calls([event], time: time)
+        case CallHookEvent.screened.rawValue: return screened.map { .screened($0, time: time) }
         case "backend": return backendNotice.map { .backend($0, time: time) }
         case "ready": return .ready(time: time)
         case "stats", "exit":
@@ -81,6 +82,25 @@ struct RemoteEvent {
             detail: text("detail").flatMap(CallDetail.init(rawValue:)), reason: text("reason"),
             multiparty: flag("multiparty"), initial: flag("initial"), resumed: flag("resumed"),
             firstSeen: firstSeen, connectedAt: time("connected_at"), endedAt: time("ended_at"), missed: flag("missed"))
+    }
+
+    /// A screening decision: always about an incoming call (no rule touches another).
+    private var screened: ScreenedCall? {
+        guard let id = text("call_id"), let backend = text("backend").flatMap(BackendKind.init(rawValue:)),
+              let decided = text("decision").flatMap(ScreeningAction.init(rawValue:)),
+              let rule = text("rule").flatMap(ScreeningRuleKind.init(rawValue:)) else { return nil }
+        let call = CallSnapshot(
+            id: id, key: CallKey(backend: backend, path: ""), modem: "", modemIdentity: ModemIdentity(),
+            direction: .incoming, number: text("number") ?? "", name: "", state: .incoming, detail: nil, reason: nil,
+            multiparty: false, initial: false, resumed: false, firstSeen: time("time") ?? 0, connectedAt: nil,
+            endedAt: nil, missed: false)
+        let hangup: HangupOutcome? = switch text("hangup") {
+        case "requested": .requested
+        case "failed": .failed(text("message") ?? "")
+        default: nil
+        }
+        return ScreenedCall(call: call, decision: ScreeningDecision(action: decided, rule: rule, source: text("source")),
+                            hangup: hangup)
     }
 
     private var backendNotice: BackendNotice? {
