@@ -45,8 +45,7 @@ public struct RunConfiguration {
     }
 }
 
-/// Background runs, as the seed's XKBGRunManager kept an app alive, carried to Linux: while a
-/// run lives it holds a logind inhibitor (and optionally a kernel wakelock), runs the user's
+/// Background runs: while a run lives it holds a logind inhibitor (and optionally a kernel wakelock), runs the user's
 /// command, beats an optional heartbeat and counts down a lease. It knows nothing of calls:
 /// holders are opaque strings. The first holder to join starts a run, the last to leave ends it;
 /// leaving twice, or leaving a holder that never joined, changes nothing.

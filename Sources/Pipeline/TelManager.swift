@@ -1,11 +1,10 @@
 import BGRunManager
 import CallMonitor
 
-/// The link between calls and background runs, as the seed's XKTelManager was: every live call
-/// is a holder of the run, so the first ringing or dialing call starts it and the last
+/// The link between calls and background runs: every live call is a holder of the run, so the first ringing or dialing call starts it and the last
 /// disconnected call ends it, and every sign of life from a call renews the run's lease.
 ///
-/// Unlike the seed it ignores nothing while a run lives, and a call first seen already connected
+/// It ignores nothing while a run lives, and a call first seen already connected
 /// (telwatch restarted mid-call) holds the run too: any live call keeps the device awake.
 /// A call whose run ended by lease expiry joins a new run on its next event: that event shows
 /// the call is not stuck after all.

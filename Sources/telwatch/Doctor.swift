@@ -5,8 +5,7 @@ import Glibc
 import History
 import Pipeline
 
-/// `telwatch doctor`: what is reachable and allowed, one line each, with the fix for what is not —
-/// the Linux answer to the seed's `isMultitaskingSupported` check.
+/// `telwatch doctor`: what is reachable and allowed, one line each, with the fix for what is not.
 struct Doctor {
     let options: WatchOptions
     private let output = LineWriter(fd: 1)
