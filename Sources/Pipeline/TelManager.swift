@@ -1,8 +1,9 @@
 import BGRunManager
 import CallMonitor
 
-/// The link between calls and background runs: every live call is a holder of the run, so the first ringing or dialing call starts it and the last
-/// disconnected call ends it, and every sign of life from a call renews the run's lease.
+/// The link between calls and background runs: every live call is a holder of the run, so the
+/// first ringing or dialing call starts it and the last disconnected call ends it, and every sign
+/// of life from a call renews the run's lease.
 ///
 /// It ignores nothing while a run lives, and a call first seen already connected
 /// (telwatch restarted mid-call) holds the run too: any live call keeps the device awake.
