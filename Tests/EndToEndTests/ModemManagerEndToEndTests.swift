@@ -17,6 +17,7 @@ final class ModemManagerEndToEndTests: EndToEndTestCase {
     func testScreeningHangsUpABlockedCallerAtTheStack() throws { try screeningHangsUpABlockedCallerAtTheStack() }
     func testScreeningByWhoCallsAndWhen() throws { try screeningByWhoCallsAndWhen() }
     func testScreeningRefusedHangUpRings() throws { try screeningRefusedHangUpRings() }
+    func testScreeningStandsAsideAfterAnEmergencyCall() throws { try screeningStandsAsideAfterAnEmergencyCall() }
     func testBlockAndAllowFromTheCommandLineReachARunningTelwatch() throws {
         try blockAndAllowFromTheCommandLineReachARunningTelwatch()
     }

@@ -18,6 +18,7 @@ final class OfonoEndToEndTests: EndToEndTestCase {
     func testModemIdentityOnEveryLine() throws { try modemIdentityOnEveryLine() }
     func testScreeningHangsUpABlockedCallerAtTheStack() throws { try screeningHangsUpABlockedCallerAtTheStack() }
     func testScreeningByWhoCallsAndWhen() throws { try screeningByWhoCallsAndWhen() }
+    func testScreeningStandsAsideAfterAnEmergencyCall() throws { try screeningStandsAsideAfterAnEmergencyCall() }
     func testBlockAndAllowFromTheCommandLineReachARunningTelwatch() throws {
         try blockAndAllowFromTheCommandLineReachARunningTelwatch()
     }

@@ -159,6 +159,32 @@ extension EndToEndTestCase {
                                         "screened=allow"], "newest first")
     }
 
+    /// An outgoing call to an emergency number keeps every rule off for an hour: the service's
+    /// call-back rings, though its number is blocked (docs/screening.md, "Emergencies").
+    func screeningStandsAsideAfterAnEmergencyCall() throws {
+        let rules = world.fixture.directory + "/screening.conf"
+        try Files.write(rules, "block +1900*\nunknown reject\n")
+        try startDaemonAndTelwatch(["--screening", rules])
+        let mark = try modem.mark()
+        let emergency = try daemon.dial("112")
+        try modem.awaitCommand("^ATD112;$", since: mark)
+        let dialing = line("dialing", "A", detail: "dialing", dir: "outgoing", number: "112", live: 1)
+        XCTAssertEqual(world.lines(through: dialing).last, dialing)
+        try modem.remoteAnswer()
+        let answered = line("connected", "A", prev: "dialing", detail: "active", dir: "outgoing", number: "112", live: 1)
+        XCTAssertEqual(world.lines(through: answered).last, answered)
+        try daemon.hangup(emergency)
+        XCTAssertEqual(world.lines(through: runStopped).last, runStopped)
+
+        // The call-back, from a number a rule blocks: it rings, and says why.
+        _ = try modem.ring("+19005550100")
+        let said = "screened B allow rule=emergency hangup=-"
+        XCTAssertEqual(world.lines(through: said).last, said)
+        try modem.remoteHangup()
+        XCTAssertEqual(world.lines(through: runStopped).last, runStopped)
+        world.stopTelwatch()
+    }
+
     /// ModemManager asks polkit before `Hangup`: refused (the polkit stand-in now says no), the
     /// blocked call rings after all, and telwatch says so once (docs/screening.md, "Failing open").
     func screeningRefusedHangUpRings() throws {
