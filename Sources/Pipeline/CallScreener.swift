@@ -131,7 +131,7 @@ public final class CallScreener {
     /// known yet" (docs/modem-stacks.md §1.6): such a call is followed until its number comes,
     /// it stops ringing in, or `withheldAfter` has passed.
     private func followNumberless(_ call: CallSnapshot) {
-        if call.key.backend == .modemManager, call.direction == .incoming, call.state == .incoming, call.number.isEmpty,
+        if call.direction == .incoming, call.state == .incoming, call.number.isEmpty,
            !call.initial, decided[call.id] == nil, !screenedIDs.contains(call.id) {
             if numberless[call.id] == nil, numberless.count < CallScreener.recentLimit {
                 numberless[call.id] = (call, call.firstSeen)

@@ -155,11 +155,13 @@ final class CallScreenerTests: XCTestCase {
         XCTAssertTrue(screening.screenNumberless(now: 2000).isEmpty)
         XCTAssertTrue(hangUps.isEmpty)
 
-        // oFono names a withheld caller itself: an empty number there is only "not known yet".
+        // oFono names a withheld caller itself when the +CLIP comes with the call; a call it found
+        // by its CLCC poll first keeps "" (docs/screening.md): then the same wait as ModemManager's.
         let ofono = CallSnapshot(id: "o", key: CallKey(backend: .ofono, path: "/phonesim/voicecall01"), modem: "/phonesim",
                                  direction: .incoming, number: "", state: .incoming, detail: .ringing, firstSeen: 3000)
         _ = screening.screen([.transition(ofono, previous: nil)], now: 3000)
-        XCTAssertNil(screening.withheldDeadline)
+        XCTAssertEqual(screening.withheldDeadline, 3000 + CallScreener.withheldAfter)
+        XCTAssertEqual(screening.screenNumberless(now: 3000 + CallScreener.withheldAfter).map(\.decision.rule), [.withheld])
     }
 
     func testNoRulesScreenNothing() throws {
