@@ -190,11 +190,14 @@ final class PackageTests: XCTestCase {
     /// (`LinkedBackend.hangUp`, `Hangup` on the backend's call interface).
     func testTheOfonoPolicyGrantsExactlyTheCallsTelwatchMakes() throws {
         let policy = try XCTUnwrap(Files.text(Repository.path("dist/dbus-1/telwatch-ofono.conf")))
-        let granted = Set(policy.split(separator: "\n").filter { $0.contains("<allow ") }.map { line in
-            ["send_interface", "send_member"].map { attribute in
-                line.components(separatedBy: attribute + "=\"").last?.split(separator: "\"").first.map(String.init) ?? "?"
-            }.joined(separator: ".")
-        })
+        /// An attribute's value in one `<allow …/>` line ("?" when it has none).
+        func value(_ attribute: String, in line: Substring) -> String {
+            let after = line.components(separatedBy: attribute + "=\"").last ?? ""
+            guard let value = after.split(separator: "\"").first else { return "?" }
+            return String(value)
+        }
+        let allows = policy.split(separator: "\n").filter { $0.contains("<allow ") }
+        let granted = Set(allows.map { value("send_interface", in: $0) + "." + value("send_member", in: $0) })
         XCTAssertFalse(policy.contains("<allow send_destination=\"org.ofono\"/>"), "never all of oFono")
         XCTAssertEqual(policy.components(separatedBy: "<policy ").count, 2, "one policy, the group's")
         XCTAssertTrue(policy.contains("<policy group=\"telwatch\">"))
