@@ -226,7 +226,9 @@ class Modem:
         period = float(self.settings["urc-poll"])
         if period <= 0 or self.last_poll is None or self.last_poll >= self.pending_since:
             return None
-        due = self.last_poll + period
+        # The next poll is expected a period after the last: the codes wait for it (sent as it is
+        # due, they would cross it), up to a second period, in case the daemon stopped polling.
+        due = self.last_poll + 2 * period
         return due if time.monotonic() < due else None
 
     def flush(self):
@@ -281,7 +283,11 @@ class Modem:
         times = [c.next_ring for c in self.calls if c.state == INCOMING and c.next_ring is not None]
         times += [w[2] for w in self.waiters] + [d[1] for d in self.drainers]
         if self.pending:
-            times.append(self.last_command + float(self.settings["urc-quiet"]))
+            # Only a quiet deadline still to come: one past, while the codes wait for a poll, would
+            # make the loop spin until the poll.
+            quiet = self.last_command + float(self.settings["urc-quiet"])
+            if quiet > time.monotonic():
+                times.append(quiet)
             due = self.poll_due()
             if due is not None:
                 times.append(due)
