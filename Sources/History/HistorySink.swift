@@ -11,7 +11,9 @@ public struct HistorySettings: Sendable {
     /// Calls first seen longer ago than this (seconds) are removed; nil keeps every call.
     public var keep: Double?
     /// The longest the loop waits for another program's lock on the database.
-    public var busyTimeout = 0.05
+    public var busyTimeout = HistorySettings.loopBusyTimeout
+    /// What a read or write on the loop's thread may wait for a lock.
+    public static let loopBusyTimeout = 0.05
     /// Rows kept in memory while the database cannot be written; past this, new calls are not recorded.
     public var pendingLimit = 4096
     /// After a failed write, the first turn this long after it tries again; each further failure

@@ -271,7 +271,8 @@ final class WatchSession: SinkSession {
     private func seedScreening() {
         guard let lookBack = screening.screener.lookBack, let path = history?.path else { return }
         do {
-            guard let reader = try HistoryReader(path: path) else { return }
+            // On the loop's thread: another program's lock costs it at most what the history's own writes may.
+            guard let reader = try HistoryReader(path: path, busyTimeout: HistorySettings.loopBusyTimeout) else { return }
             let rows = try reader.calls(HistoryQuery(since: wallClockNow() - lookBack, limit: CallScreener.seedLimit))
             screening.screener.seed(rows.reversed().compactMap { row in
                 guard let direction = CallDirection(rawValue: row.direction), !row.initial else { return nil }
