@@ -169,12 +169,18 @@ final class ScopedCommandSinkTests: XCTestCase {
     }
 
     func testStdinStaysOpenUntilTheCommandIsStopped() throws {
-        // Like `fbcli`, which ends its feedback when its stdin ends.
+        // Like `fbcli`, which ends its feedback when its stdin ends. `cat` reads in the background
+        // and the shell waits for it with `wait`, which a trapped SIGTERM interrupts: a foreground
+        // `cat` let a SIGTERM that landed while the shell forked it be taken by the child before it
+        // reset its traps and exec'd, and the shell then waited for a `cat` that never ended. The
+        // shell gives a background job /dev/null as stdin unless it is redirected, hence fd 3.
         let reader = scratch.path + "/reader"
         try Files.script(reader, """
         trap 'echo "ended by SIGTERM"; exit 0' TERM
+        exec 3<&0
+        cat <&3 >/dev/null &
         echo start
-        cat
+        wait $!
         echo "ended by end of file"
         """)
         // A grace no loaded machine reaches: this is about SIGTERM, and a SIGKILL after a short
