@@ -1,12 +1,12 @@
 /// The state directory's record format, one `key=value` per line. Values are escaped (`\\`,
 /// `\n`, `\r`) so that any text survives a round trip and no value can forge another line.
-enum RecordFields {
-    static func encode(_ fields: [(key: String, value: String)]) -> String {
+public enum RecordFields {
+    public static func encode(_ fields: [(key: String, value: String)]) -> String {
         fields.map { $0.key + "=" + escape($0.value) + "\n" }.joined()
     }
 
     /// The fields by key; nil when a line is not `key=value`.
-    static func decode(_ text: String) -> [String: String]? {
+    public static func decode(_ text: String) -> [String: String]? {
         var fields: [String: String] = [:]
         for line in text.split(separator: "\n") {
             guard let equals = line.firstIndex(of: "=") else { return nil }

@@ -121,6 +121,7 @@ public final class RunStateStore {
     public static let recordName = "current-run"
     public static let sleepRecordName = "last-sleep"
     public static let instanceLockName = "instance.lock"
+    public static let liveCallsName = "live-calls"
 
     public let directory: String
     private var lockFD: Int32
@@ -175,8 +176,7 @@ public final class RunStateStore {
     /// telwatch alone.
     static let recordMode: mode_t = 0o640
 
-    /// Far above any record telwatch writes (a few hundred bytes).
-    static let recordLimit = 64 << 10
+    static let recordLimit = RecordFile.limit
 
     /// Creates the directory (mode 0750: the service's group may read it) if needed and takes the instance lock.
     public init(directory: String) throws {
@@ -195,15 +195,16 @@ public final class RunStateStore {
 
     deinit {
         close(lockFD)
-        if recordFD >= 0 { close(recordFD) }
     }
 
-    /// The record, open from the first write on: later writes overwrite it in place, with no new
-    /// file or directory entry per write (a rename costs a ring most of a millisecond on ext4).
-    private var recordFD: Int32 = -1
-    private var recordLength = 0
+    /// The run record: later writes overwrite it in place (`RecordFile`).
+    private lazy var record = RecordFile(path: recordPath)
 
     private var recordPath: String { directory + "/" + RunStateStore.recordName }
+
+    /// The calls live at the end of the last turn, as `live-calls` keeps them for the next telwatch
+    /// (docs/modem-stacks.md §1.8); what they are is the caller's: the run manager knows no calls.
+    public private(set) lazy var liveCallsRecord = RecordFile(path: directory + "/" + RunStateStore.liveCallsName)
 
     /// What stands where the run record belongs.
     public enum RecordCheck: Equatable {
@@ -240,32 +241,11 @@ public final class RunStateStore {
 
     public func read() -> RunRecord? { RunStateStore.read(directory: directory) }
 
-    /// Overwrites the record in place with one `pwrite` at its start, padded with empty lines to
-    /// the length it had, so a shorter record leaves no tail of the longer one (readers skip empty
-    /// lines). No fsync: the record guards against telwatch being killed, which the page cache
-    /// survives; after a power loss there is no run left to clean up. `telwatch status` reading
-    /// at the very moment of a write may see a mix of the two and say so once; it reads again.
+    /// Overwrites the record in place (`RecordFile`). `telwatch status` reading at the very moment
+    /// of a write may see a mix of the two and say so once; it reads again. After a power loss
+    /// there is no run left to clean up.
     public func write(_ record: RunRecord) throws {
-        if recordFD < 0 {
-            let fd = open(recordPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, RunStateStore.recordMode)
-            guard fd >= 0 else { throw SystemError.last("open \(recordPath)") }
-            var info = stat()
-            guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-                close(fd)
-                throw SystemError(call: "open \(recordPath)", errno: EINVAL)
-            }
-            // A record an older telwatch created 0600 becomes group-readable like a new one.
-            if info.st_mode & 0o777 == 0o600 { _ = fchmod(fd, RunStateStore.recordMode) }
-            recordFD = fd
-            recordLength = Int(info.st_size)
-        }
-        var bytes = Array(record.encoded.utf8)
-        if bytes.count < recordLength {
-            bytes += repeatElement(UInt8(ascii: "\n"), count: recordLength - bytes.count)
-        }
-        let written = bytes.withUnsafeBytes { pwrite(recordFD, $0.baseAddress, $0.count, 0) }
-        guard written == bytes.count else { throw SystemError.last("write \(recordPath)") }
-        recordLength = bytes.count
+        try self.record.write(record.encoded)
     }
 
     public func readSleep() -> SleepRecord? { RunStateStore.readSleep(directory: directory) }
@@ -300,12 +280,7 @@ public final class RunStateStore {
     /// Once telwatch has written the record, emptying it is enough (and cheaper than a directory
     /// change per run): an empty record is no run.
     public func remove() throws(SystemError) {
-        if recordFD >= 0 {
-            guard ftruncate(recordFD, 0) == 0 else { throw .last("truncate \(recordPath)") }
-            recordLength = 0
-            return
-        }
-        guard unlink(recordPath) == 0 || errno == ENOENT else { throw .last("unlink \(recordPath)") }
+        try record.clear()
     }
 
     private static func makeDirectories(_ path: String) throws {

@@ -18,6 +18,9 @@ public final class CallMonitor {
     private var limiter = NoticeLimiter()
     private var backends: [CallBackend] = []
     public private(set) var isRunning = false
+    /// The calls an earlier telwatch left live (`RememberedCall`), set before `start()`: a call
+    /// each stack's first sync finds still live goes on under its id; after that sync, no other.
+    public var remembered: [RememberedCall] = []
 
     public convenience init(
         connection: Connection, backends: BackendSelection, clock: @escaping () -> Double = wallClockNow,
@@ -60,6 +63,8 @@ public final class CallMonitor {
     public func start() throws {
         guard !isRunning else { return }
         tracker = CallTracker()
+        tracker.remember(remembered)
+        remembered = []
         limiter = NoticeLimiter()
         backends = selection.kinds.map(makeBackend)
         isRunning = true
@@ -127,8 +132,13 @@ public final class CallMonitor {
         guard isRunning else { return }
         var notice = notice
         // Sent before the tracker ends the backend's calls: these are the ones that end.
-        if case .serviceVanished(let kind, _) = notice {
+        switch notice {
+        case .serviceVanished(let kind, _):
             notice = .serviceVanished(kind, liveCalls: tracker.liveCalls.filter { $0.key.backend == kind }.count)
+        case .synced(let kind, _, _), .serviceAbsent(let kind), .syncRefused(let kind, _), .syncFailed(let kind, _):
+            tracker.forgetRemembered(of: kind)
+        default:
+            break
         }
         for output in limiter.admit(notice, at: noticeClock()) { onNotice(output) }
     }

@@ -26,6 +26,10 @@
 // modem, stamped on that modem's live calls and on calls that start there, and forgotten with the
 // modem or its backend (after the calls it ends, so their last events still carry it).
 //
+// A call an earlier telwatch left live (`remember`, docs/modem-stacks.md §1.8) that the start's
+// sync finds live on its key, and that may be the same call, starts under its id, first sight and
+// answer; what a stack's first sync did not find is forgotten (`forgetRemembered`).
+//
 // After a resume (`learnedOnResume`), the resync's findings are reconciled with what was known
 // before the sleep, and every event they cause is flagged `resumed`:
 // - a live call listed again in the same state: nothing (reported once, not twice); in another
@@ -74,6 +78,8 @@ public struct CallTracker {
     private var announced: RecentMemory<(modem: String, id: String)>
     /// What each modem is, as its backend last said (`modemIdentified`); forgotten with the modem.
     private var identities: [ModemKey: ModemIdentity] = [:]
+    /// The calls an earlier telwatch left live, until the start's sync of their stack is done.
+    private var remembered: [CallKey: RememberedCall] = [:]
 
     public init(makeID: @escaping () -> String = CallID.random) {
         self.init(makeID: makeID, endedMemory: CallTracker.defaultEndedMemory)
@@ -107,6 +113,21 @@ public struct CallTracker {
 
     /// Calls announced whose state is not known yet.
     public var announcedCount: Int { announced.count }
+
+    /// The calls an earlier telwatch left live (docs/modem-stacks.md §1.8): one that the start's
+    /// sync finds live (`initial`) on the same key, and that may be the same call (`mayBe`), goes on
+    /// under its id, first sight and answer, so that every sink, and the next telwatch, knows it by
+    /// one id. Given before the backends start.
+    public mutating func remember(_ calls: [RememberedCall]) {
+        for call in calls { remembered[call.key] = call }
+    }
+
+    /// The start's sync of `backend` is done (or it is not running): a call it did not find live
+    /// ended while no telwatch looked, and a call it lists later is another one.
+    public mutating func forgetRemembered(of backend: BackendKind) {
+        guard !remembered.isEmpty else { return }
+        remembered = remembered.filter { $0.key.backend != backend }
+    }
 
     public mutating func apply(_ event: BackendEvent, at time: Double) -> [TrackerEvent] {
         guard case .learnedOnResume(let found) = event else { return applyObserved(event, at: time) }
@@ -402,24 +423,31 @@ public struct CallTracker {
             case .connected, .disconnected: direction = .unknown
             }
         }
+        // Live at start, and known to an earlier telwatch: the same call goes on.
+        let earlier = initial ? remembered.removeValue(forKey: key).flatMap { $0.mayBe(observation, state: state) ? $0 : nil }
+            : nil
+        if direction == .unknown, let earlier { direction = earlier.direction }
+        let number = observation.number.flatMap { $0.isEmpty ? nil : $0 } ?? earlier?.number ?? ""
         let snapshot = CallSnapshot(
-            id: id ?? makeID(),
+            id: earlier?.id ?? id ?? makeID(),
             key: key,
             modem: modem.eventValue,
             modemIdentity: identity(of: key.backend, modem),
             direction: direction,
-            number: observation.number ?? "",
+            number: number,
             name: observation.name ?? "",
             state: state,
             detail: detail,
             reason: observation.reason,
             multiparty: observation.multiparty ?? false,
             initial: initial,
-            firstSeen: time,
-            connectedAt: state == .connected ? time : nil,
+            firstSeen: earlier?.firstSeen ?? time,
+            // Answered while no telwatch looked: the answer is first known now.
+            connectedAt: earlier?.connectedAt ?? (state == .connected ? time : nil),
             endedAt: nil
         )
-        live[key] = LiveCall(snapshot: snapshot, order: nextOrder, firstSeenIncoming: state == .incoming)
+        let firstSeenIncoming = state == .incoming || earlier?.state == .incoming
+        live[key] = LiveCall(snapshot: snapshot, order: nextOrder, firstSeenIncoming: firstSeenIncoming)
         nextOrder &+= 1
         out.append(.transition(snapshot, previous: nil))
         return snapshot

@@ -217,7 +217,7 @@ public final class HistorySink: EventSink, LoopHook {
         do {
             let opened = try HistoryStore.openForDaemon(path: path, busyTimeout: settings.busyTimeout)
             if !started && leftOpen == nil {
-                leftOpen = try opened.leftOpen(since: settings.bootTime ?? HistorySink.bootTime())
+                leftOpen = try opened.leftOpen(since: settings.bootTime ?? bootWallClock())
             }
             store = opened
             return opened
@@ -227,22 +227,16 @@ public final class HistorySink: EventSink, LoopHook {
         }
     }
 
-    /// A call found live at start (`initial`) that an earlier telwatch recorded, told by its stack
-    /// path, direction and number (ModemManager and oFono keep a call's object while it lives), goes
-    /// on in that row: a restart or a crash mid-call leaves one row with the real answer time.
+    /// A call found live at start (`initial`) that an earlier telwatch recorded has the id it had
+    /// then (the tracker gives it back: docs/modem-stacks.md §1.8), and goes on in that row: a
+    /// restart or a crash mid-call leaves one row with the real answer time.
     private func continueCallsFoundAtStart() {
         guard var open = leftOpen, !open.isEmpty else { return }
         for row in pending.foundAtStart {
-            guard let at = open.firstIndex(where: { HistorySink.sameCall($0, row) }) else { continue }
-            pending.continueRow(of: row.callID, from: open.remove(at: at))
+            guard let at = open.firstIndex(where: { $0.callID == row.callID }) else { continue }
+            pending.continueRow(from: open.remove(at: at))
         }
         leftOpen = open
-    }
-
-    static func sameCall(_ earlier: HistoryRow, _ found: HistoryRow) -> Bool {
-        earlier.backend == found.backend && earlier.path == found.path
-            && (earlier.direction == found.direction || earlier.direction == "unknown" || found.direction == "unknown")
-            && (earlier.number == found.number || earlier.number.isEmpty || found.number.isEmpty)
     }
 
     /// Once every stack has been read: what was left open and not found again ended while no
@@ -258,14 +252,6 @@ public final class HistorySink: EventSink, LoopHook {
         try store.restartWAL()
         leftOpen = nil
         started = true
-    }
-
-    /// The wall-clock moment of the boot: now less the time since it (`CLOCK_BOOTTIME` counts
-    /// suspended time too).
-    static func bootTime() -> Double {
-        var since = timespec()
-        guard clock_gettime(CLOCK_BOOTTIME, &since) == 0 else { return 0 }
-        return wallClockNow() - (Double(since.tv_sec) + Double(since.tv_nsec) / 1e9)
     }
 
     private func prune(_ store: HistoryStore) throws {

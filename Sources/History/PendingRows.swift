@@ -14,11 +14,8 @@ struct PendingRows {
     private var known: [String: KnownCall] = [:]
     /// Calls not recorded for want of room here since the rows were last written.
     private(set) var dropped = 0
-    /// Calls found live at start that an earlier telwatch had recorded: by this telwatch's call
-    /// id, the row they continue (its id, first sight, answer).
+    /// Calls found live at start that an earlier telwatch had recorded, by id: the row as it left it.
     private var continued: [String: HistoryRow] = [:]
-    /// The ids of the rows that `continued` calls go on in.
-    private var continuedRows: Set<String> = []
     /// What screening did to each live call (`screened`), for its rows from then on.
     private var screening: [String: String] = [:]
     private let schema = EventSchema()
@@ -61,7 +58,7 @@ struct PendingRows {
         if ended {
             known.removeValue(forKey: call.id)
             screening.removeValue(forKey: call.id)
-            if let origin = continued.removeValue(forKey: call.id) { continuedRows.remove(origin.callID) }
+            continued.removeValue(forKey: call.id)
         } else {
             known[call.id] = KnownCall(print: print, multiparty: row.multiparty, resumed: row.resumed, row: row)
         }
@@ -73,7 +70,7 @@ struct PendingRows {
     mutating func record(_ screened: ScreenedCall) -> Outcome {
         let id = screened.call.id
         let action = screened.action.rawValue
-        if let at = index[continued[id]?.callID ?? id] {
+        if let at = index[id] {
             rows[at].screened = action
             if var earlier = known[id] { earlier.row.screened = action; known[id] = earlier }
             if rows[at].isLive { screening[id] = action }
@@ -101,18 +98,17 @@ struct PendingRows {
 
     /// The queued rows of calls found live at start, not yet matched with an earlier row.
     var foundAtStart: [HistoryRow] {
-        rows.filter { $0.initial && continued[$0.callID] == nil && !continuedRows.contains($0.callID) }
+        rows.filter { $0.initial && continued[$0.callID] == nil }
     }
 
-    /// The call `id` (found live at start) is the one `origin` recorded before telwatch restarted:
-    /// its row goes on, under its first id, first sight and answer, so that one call stays one row
-    /// and its talk time counts from the real answer.
-    mutating func continueRow(of id: String, from origin: HistoryRow) {
+    /// The call found live at start is the one `origin` recorded before telwatch restarted (the
+    /// tracker gave it the same id, first sight and answer): its row goes on, and keeps what
+    /// only the row knew (whether the call was first seen live at start, multiparty, the name).
+    mutating func continueRow(from origin: HistoryRow) {
+        let id = origin.callID
         continued[id] = origin
-        continuedRows.insert(origin.callID)
-        guard let at = index.removeValue(forKey: id) else { return }
+        guard let at = index[id] else { return }
         PendingRows.merge(&rows[at], into: origin)
-        index[rows[at].callID] = at
         if var known = known[id] {
             known.multiparty = rows[at].multiparty
             known.resumed = rows[at].resumed
@@ -122,15 +118,9 @@ struct PendingRows {
     }
 
     private static func merge(_ row: inout HistoryRow, into origin: HistoryRow) {
-        row.callID = origin.callID
-        row.firstSeen = origin.firstSeen
         row.initial = origin.initial
-        // The stack said it was connected before this telwatch looked: the answer the earlier
-        // telwatch saw is the real one.
-        if let answered = origin.connectedAt { row.connectedAt = answered }
         row.multiparty = row.multiparty || origin.multiparty
         row.resumed = row.resumed || origin.resumed
-        if let ended = row.endedAt { row.duration = ended - (row.connectedAt ?? row.firstSeen) }
         if row.number.isEmpty { row.number = origin.number }
         if row.name.isEmpty { row.name = origin.name }
     }
@@ -152,7 +142,6 @@ struct PendingRows {
         written()
         known.removeAll()
         continued.removeAll()
-        continuedRows.removeAll()
         screening.removeAll()
     }
 }

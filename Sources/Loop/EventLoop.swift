@@ -15,6 +15,14 @@ public func wallClockNow() -> Double {
     return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
 
+/// The wall-clock moment of the boot: now less the time since it (`CLOCK_BOOTTIME` counts
+/// suspended time too). Nothing a stack keeps outlives it: no call first seen before is live.
+public func bootWallClock() -> Double {
+    var since = timespec()
+    guard clock_gettime(CLOCK_BOOTTIME, &since) == 0 else { return 0 }
+    return wallClockNow() - (Double(since.tv_sec) + Double(since.tv_nsec) / 1e9)
+}
+
 public struct IOEvents: OptionSet, Sendable {
     public let rawValue: UInt32
     public init(rawValue: UInt32) { self.rawValue = rawValue }

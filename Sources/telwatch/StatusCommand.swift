@@ -88,6 +88,13 @@ struct StatusReport {
             default: break
             }
         })
+        // No service answered: the rest of the rule (StatePlace) decides whose records are read.
+        let place = StatePlace.find(options, bus: nil)
+        place?.say("status")
+        let directory = place?.directory
+        // The calls the last telwatch knew keep their ids and times here too.
+        monitor.remembered = directory.flatMap { RecordFile.text($0 + "/" + RunStateStore.liveCallsName) }
+            .map { LiveCallsRecord.decode($0, since: bootWallClock()) } ?? []
         do { try monitor.start() } catch {
             warn("\(error)")
             return nil
@@ -97,10 +104,6 @@ struct StatusReport {
         }
         let calls = monitor.liveCalls
         monitor.stop()
-        // No service answered: the rest of the rule (StatePlace) decides whose records are read.
-        let place = StatePlace.find(options, bus: nil)
-        place?.say("status")
-        let directory = place?.directory
         return StatusReport(backends: selection.kinds.map { ($0.rawValue, states[$0] ?? "unknown") }, calls: calls,
                             recorded: directory.map(RecordedRun.init(directory:)) ?? .none,
                             sleep: directory.flatMap { RunStateStore.readSleep(directory: $0) })

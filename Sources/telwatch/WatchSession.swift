@@ -13,7 +13,8 @@ import Pipeline
 /// `telwatch watch` runs it against a real stack, `telwatch demo` against the built-in simulator;
 /// the output is the same either way. The order of the sinks is set here, once
 /// (docs/ARCHITECTURE.md, "The pipeline"): WarningSink, OutputSink, ServiceManagerSink,
-/// TelManager, PhoneActions, ScopedCommandSink, MonitorAPI, CallHookSink, MQTTSink, HistorySink.
+/// TelManager, PhoneActions, ScopedCommandSink, MonitorAPI, CallHookSink, MQTTSink, LiveCallRecorder,
+/// HistorySink.
 /// It is also the session the sinks ask (`SinkSession`), and it hands a reloaded configuration
 /// to each part that takes one (`ReloadsOptions`).
 final class WatchSession: SinkSession {
@@ -126,6 +127,16 @@ final class WatchSession: SinkSession {
             mqtt?.session = self
             mqtt.map(pipeline.append)
         }
+        // Whether or not the history is on: a call outlives its telwatch, and keeps its id
+        // (docs/modem-stacks.md §1.8).
+        var remembered: [RememberedCall] = []
+        if let file = runs?.stateStore?.liveCallsRecord {
+            let left = RecordFile.text(file.path) ?? ""
+            remembered = LiveCallsRecord.decode(left, since: bootWallClock())
+            let recorder = LiveCallRecorder(file: file, left: left, loop: loop, report: { warn($0) })
+            recorder.session = self
+            pipeline.append(recorder)
+        }
         if let history = historySink() {
             self.history = history
             history.session = self
@@ -142,6 +153,7 @@ final class WatchSession: SinkSession {
             screener.delivered(events)
             self.armWithheld()
         }, onNotice: { [weak self] notice in self?.noticed(notice) })
+        monitor.remembered = remembered
         self.monitor = monitor
         withheldTimer = try loop.timer { [weak self] in self?.numberlessDue() }
         hangUp = { [unowned monitor] key, done in monitor.hangUp(key, done: done) }

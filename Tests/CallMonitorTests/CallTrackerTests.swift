@@ -221,6 +221,84 @@ final class CallTrackerTests: XCTestCase {
         XCTAssertEqual(t.call(ofKey(2))?.initial, false)
     }
 
+    // MARK: - Calls an earlier telwatch left live
+
+    /// What the last telwatch's record says: a call answered at 105, first seen at 100.
+    private func leftLive(_ key: CallKey, number: String = "+15551234", direction: CallDirection = .incoming,
+                          state: CallState = .connected) -> RememberedCall {
+        RememberedCall(id: "earlier-id", key: key, direction: direction, number: number, state: state,
+                       firstSeen: 100, connectedAt: state == .connected ? 105 : nil)
+    }
+
+    func testACallFoundLiveAtStartThatAnEarlierTelwatchKnewKeepsItsIDFirstSightAndAnswer() {
+        var t = makeTracker()
+        t.remember([leftLive(mmKey(1))])
+        var ev = t.apply(.callAppeared(mmKey(1), modem: mmModem, mm(.active, .incoming, number: "+15551234"),
+                                       initial: true), at: 500)
+        XCTAssertEqual(describe(ev), ["earlier-id new->connected.active", "busy earlier-id"])
+        let found = snapshots(ev)[0]
+        XCTAssertEqual(found.firstSeen, 100)
+        XCTAssertEqual(found.connectedAt, 105, "answered when it was, not when this telwatch looked")
+        XCTAssertTrue(found.initial, "live when this telwatch started")
+        ev = t.apply(.callChanged(mmKey(1), mm(.terminated, .incoming, reason: .terminated)), at: 600)
+        XCTAssertEqual(snapshots(ev)[0].duration, 495, "talk time from the real answer")
+        XCTAssertFalse(snapshots(ev)[0].missed)
+    }
+
+    func testARingingCallFoundAgainWithoutItsNumberKeepsTheNumberAndIsMissedIfNeverAnswered() {
+        var t = makeTracker()
+        t.remember([leftLive(ofKey(1), state: .incoming)])
+        var ev = t.apply(.callAppeared(ofKey(1), modem: ofModem, of("incoming"), initial: true), at: 500)
+        XCTAssertEqual(snapshots(ev)[0].id, "earlier-id")
+        XCTAssertEqual(snapshots(ev)[0].number, "+15551234")
+        XCTAssertNil(snapshots(ev)[0].connectedAt)
+        ev = t.apply(.callChanged(ofKey(1), of("disconnected")), at: 510)
+        XCTAssertEqual(describe(ev), ["earlier-id incoming->disconnected(-)", "earlier-id missed", "idle earlier-id"])
+    }
+
+    func testACallAnsweredWhileNoTelwatchLookedIsAnsweredWhenFound() {
+        var t = makeTracker()
+        t.remember([leftLive(mmKey(1), state: .incoming)])
+        let ev = t.apply(.callAppeared(mmKey(1), modem: mmModem, mm(.active, .incoming), initial: true), at: 500)
+        XCTAssertEqual(snapshots(ev)[0].id, "earlier-id")
+        XCTAssertEqual(snapshots(ev)[0].connectedAt, 500)
+    }
+
+    func testAnotherCallOnARememberedPathGetsANewID() {
+        // The stack reuses a freed path: another number, another direction, or a state no call
+        // goes back to is another call.
+        let found: [(RememberedCall, CallObservation)] = [
+            (leftLive(mmKey(1)), mm(.active, .incoming, number: "+15559999")),
+            (leftLive(mmKey(1)), mm(.active, .outgoing, number: "+15551234")),
+            (leftLive(mmKey(1)), mm(.ringingIn, .incoming, number: "+15551234")),
+            (leftLive(mmKey(1), state: .incoming), mm(.dialing, .outgoing)),
+        ]
+        for (earlier, observation) in found {
+            var t = makeTracker()
+            t.remember([earlier])
+            let ev = t.apply(.callAppeared(mmKey(1), modem: mmModem, observation, initial: true), at: 500)
+            XCTAssertEqual(snapshots(ev).first?.id, "id-1", "\(observation)")
+            XCTAssertEqual(snapshots(ev).first?.firstSeen, 500)
+        }
+    }
+
+    func testOnlyTheStartsSyncFindsARememberedCall() {
+        // A call the sync does not list, first seen by its own signal, is another one.
+        var t = makeTracker()
+        t.remember([leftLive(mmKey(1)), leftLive(ofKey(1))])
+        var ev = t.apply(.callAppeared(mmKey(1), modem: mmModem, mm(.active, .incoming, number: "+15551234"),
+                                       initial: false), at: 500)
+        XCTAssertEqual(snapshots(ev).first?.id, "id-1")
+        // Once a stack's sync is done, what it did not find is forgotten; the other stack's is not.
+        t.forgetRemembered(of: .ofono)
+        ev = t.apply(.callAppeared(ofKey(1), modem: ofModem, of("active", number: "+15551234"), initial: true), at: 501)
+        XCTAssertEqual(snapshots(ev).first?.id, "id-2")
+        _ = t.apply(.callRemoved(mmKey(1), reason: nil), at: 502)
+        ev = t.apply(.callAppeared(mmKey(1), modem: mmModem, mm(.active, .incoming, number: "+15551234"),
+                                   initial: true), at: 503)
+        XCTAssertEqual(snapshots(ev).first?.id, "earlier-id", "still remembered: ModemManager's sync is not done")
+    }
+
     func testTerminatedCallAtSyncIsHistory() {
         var t = makeTracker()
         let key = mmKey(0)

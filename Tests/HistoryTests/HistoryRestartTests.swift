@@ -14,9 +14,12 @@ final class HistoryRestartTests: HistoryTestCase {
             number: number), initial: true))
     }
 
-    /// The next telwatch: a new tracker (new call ids), its start's sync, then `ready`.
+    /// The next telwatch: a new tracker (new call ids), given the calls the last one left live as
+    /// its `live-calls` record keeps them, its start's sync, then `ready`.
     private func restart(finding calls: () -> Void) {
+        let left = tracker.liveCalls.map(RememberedCall.init)
         tracker = CallTracker(makeID: { "id-after-\(UUID().uuidString)" })
+        tracker.remember(left)
         let history = startSink(ready: false)
         calls()
         history.receive(.ready(time: now), liveCalls: tracker.liveCount)
@@ -113,6 +116,7 @@ final class HistoryRestartTests: HistoryTestCase {
         let before = try answeredThenLeft(killed: true)
         now += 10
         tracker = CallTracker(makeID: { "id-after-boot" })
+        // The record's reader leaves out calls from before the boot; the row is judged alone.
         var settings = HistorySettings(directory: directory, keep: nil)
         settings.bootTime = before.answeredAt + 1
         let history = HistorySink(settings: settings, loop: loop, clock: { [unowned self] in self.now },

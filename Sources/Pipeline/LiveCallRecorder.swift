@@ -1,0 +1,128 @@
+import BGRunManager
+import CallMonitor
+import Loop
+
+/// Keeps the state directory's `live-calls` record: the calls live at the end of the last turn
+/// that changed them, for the next telwatch, killed or not, to go on with under the same ids
+/// (`CallMonitor.remembered`, docs/modem-stacks.md §1.8). It writes in the turn's `persist`
+/// phase, after the turn's lines, and only in a turn whose calls started, changed state or
+/// number, or ended (and once at `ready`, forgetting what the start did not find): one small
+/// `pwrite`, never a timer, nothing per signal.
+public final class LiveCallRecorder: EventSink, LoopHook {
+    private let file: RecordFile
+    private weak var loop: EventLoop?
+    private let report: (String) -> Void
+    /// The live calls, from the tracker.
+    public weak var session: SinkSession?
+    /// What the record holds now (what an earlier telwatch left, until the first write).
+    private var written: String
+    private var due = false
+    private var failed = false
+
+    /// `left` is the record as this telwatch found it.
+    public init(file: RecordFile, left: String, loop: EventLoop, report: @escaping (String) -> Void) {
+        self.file = file
+        self.loop = loop
+        self.report = report
+        written = left
+        loop.addHook(self)
+    }
+
+    public func receive(_ event: PipelineEvent, liveCalls: Int) {
+        switch event {
+        case .calls(let events, _):
+            for event in events {
+                switch event {
+                case .transition, .updated: due = true
+                default: break
+                }
+            }
+        case .ready:
+            due = true
+        default:
+            break
+        }
+    }
+
+    public var phase: TurnPhase { .persist }
+
+    public func prepare() -> Double? {
+        if due { write() }
+        return nil
+    }
+
+    public func afterWait(now: Double) {}
+
+    /// The calls still live stay recorded: a call outlives its telwatch (the stack keeps it).
+    public func finish(then done: @escaping () -> Void) {
+        if due { write() }
+        loop?.removeHook(self)
+        done()
+    }
+
+    private func write() {
+        due = false
+        guard let session else { return }
+        let text = LiveCallsRecord.encode(session.liveCalls)
+        // A held call resumed, a reason alone: the record says the same.
+        guard text != written else { return }
+        do {
+            try file.write(text)
+            written = text
+            if failed { report("live calls: \(file.path) is written again") }
+            failed = false
+        } catch {
+            if !failed {
+                report("live calls: cannot write \(file.path) (\(error)); a call live when telwatch next starts "
+                       + "gets a new id")
+            }
+            failed = true
+        }
+    }
+}
+
+/// The `live-calls` record's text: `key=value` lines (`RecordFields`), each call's keys prefixed
+/// with its place (`0.id=…`). Times keep every digit: the next telwatch gives them back as they were.
+public enum LiveCallsRecord {
+    /// Calls past this many are not recorded (a stack that invents calls fills no disk).
+    public static let limit = 64
+
+    public static func encode(_ calls: [CallSnapshot]) -> String {
+        guard !calls.isEmpty else { return "" }
+        var fields: [(key: String, value: String)] = [("version", "1")]
+        for (place, call) in calls.prefix(limit).enumerated() {
+            let prefix = "\(place)."
+            fields += [
+                (prefix + "id", call.id), (prefix + "backend", call.key.backend.rawValue),
+                (prefix + "path", call.key.path), (prefix + "direction", call.direction.rawValue),
+                (prefix + "number", call.number), (prefix + "state", call.state.rawValue),
+                (prefix + "first_seen", "\(call.firstSeen)"),
+            ]
+            if let connectedAt = call.connectedAt { fields.append((prefix + "connected_at", "\(connectedAt)")) }
+        }
+        return RecordFields.encode(fields)
+    }
+
+    /// The calls of a record; those first seen before `since` (the boot: no call outlives it)
+    /// or not whole are left out.
+    public static func decode(_ text: String, since: Double) -> [RememberedCall] {
+        guard let fields = RecordFields.decode(text), fields["version"] == "1" else { return [] }
+        var calls: [RememberedCall] = []
+        for place in 0..<limit {
+            let prefix = "\(place)."
+            guard let id = fields[prefix + "id"] else { break }
+            guard CallID.isWellFormed(id),
+                  let backend = fields[prefix + "backend"].flatMap(BackendKind.init(rawValue:)),
+                  let path = fields[prefix + "path"],
+                  let direction = fields[prefix + "direction"].flatMap(CallDirection.init(rawValue:)),
+                  let number = fields[prefix + "number"],
+                  let state = fields[prefix + "state"].flatMap(CallState.init(rawValue:)),
+                  let firstSeen = fields[prefix + "first_seen"].flatMap(Double.init), firstSeen >= since
+            else { continue }
+            let connectedAt = fields[prefix + "connected_at"].flatMap(Double.init)
+            calls.append(RememberedCall(id: id, key: CallKey(backend: backend, path: path), direction: direction,
+                                        number: number, state: state, firstSeen: firstSeen, connectedAt: connectedAt))
+        }
+        return calls
+    }
+}

@@ -1,0 +1,33 @@
+import CallMonitor
+import XCTest
+@testable import Pipeline
+
+/// The `live-calls` record gives the next telwatch the calls exactly as they were, and nothing
+/// it cannot trust (docs/modem-stacks.md §1.8).
+final class LiveCallsRecordTests: XCTestCase {
+    let answered = CallSnapshot(
+        id: "0f9b5d3c-1a2b-4c3d-8e4f-5a6b7c8d9e0f", key: CallKey(backend: .modemManager, path: "/org/freedesktop/ModemManager1/Call/3"),
+        modem: "/org/freedesktop/ModemManager1/Modem/0", direction: .incoming, number: "+1555\n0=1\\x",
+        state: .connected, detail: .held, firstSeen: 1_780_000_000.123456, connectedAt: 1_780_000_004.987654)
+    let ringing = CallSnapshot(
+        id: "1f9b5d3c-1a2b-4c3d-8e4f-5a6b7c8d9e0f", key: CallKey(backend: .ofono, path: "/ril_0/voicecall01"),
+        modem: "/ril_0", direction: .incoming, number: "", state: .incoming, detail: .waiting, firstSeen: 1_780_000_010)
+
+    func testCallsComeBackExactlyAsTheyWere() {
+        let text = LiveCallsRecord.encode([answered, ringing])
+        XCTAssertEqual(LiveCallsRecord.decode(text, since: 0), [RememberedCall(answered), RememberedCall(ringing)],
+                       "every digit of the times, and any number, survive")
+        XCTAssertEqual(LiveCallsRecord.encode([]), "", "no call live: an empty record")
+        XCTAssertEqual(LiveCallsRecord.decode("\n\n\n", since: 0), [], "emptied in place")
+    }
+
+    func testWhatCannotBeTrustedIsLeftOut() {
+        let text = LiveCallsRecord.encode([answered, ringing])
+        XCTAssertEqual(LiveCallsRecord.decode(text, since: 1_780_000_005).map(\.id), [ringing.id],
+                       "a call first seen before the boot is no live call")
+        XCTAssertEqual(LiveCallsRecord.decode(text.replacingOccurrences(of: "0.state=connected", with: "0.state=odd"),
+                                              since: 0).map(\.id), [ringing.id], "a call not whole is left out")
+        XCTAssertEqual(LiveCallsRecord.decode("garbage", since: 0), [])
+        XCTAssertEqual(LiveCallsRecord.decode(text.replacingOccurrences(of: "version=1", with: "version=2"), since: 0), [])
+    }
+}
