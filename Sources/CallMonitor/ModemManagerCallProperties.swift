@@ -17,8 +17,8 @@ struct ModemManagerCallProperties: Equatable {
         self.multiparty = multiparty
     }
 
-    /// Reads the properties telwatch uses; one of the wrong type, an unknown state or a huge
-    /// number is described in `problems` and left out, the others still count.
+    /// Reads the properties telwatch uses; one of the wrong type or an unknown state is described
+    /// in `problems` and left out, a huge number is cut (`CallText.cut`) and said; the others count.
     init(_ map: PropertyMap, problems: inout [String]) {
         for name in ["State", "StateReason", "Direction", "Number", "Multiparty"] {
             if let value = map[name] { apply(name, value.value, problems: &problems) }
@@ -52,7 +52,9 @@ struct ModemManagerCallProperties: Equatable {
             if let number = value.string, CallText.fits(number) {
                 self.number = number
             } else if let number = value.string {
-                problems.append("Number of \(number.utf8.count) bytes")
+                // Not a withheld caller: a number, too long to keep whole.
+                self.number = CallText.cut(number)
+                problems.append(CallText.cutProblem("Number", of: number))
             } else {
                 problems.append("Number is not a string (\(value.signature.rawValue))")
             }

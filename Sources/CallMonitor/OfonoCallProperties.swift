@@ -14,7 +14,8 @@ struct OfonoCallProperties: Equatable {
         self.multiparty = multiparty
     }
 
-    /// Reads the properties telwatch uses; an unusable one is described in `problems` and left out.
+    /// Reads the properties telwatch uses; an unusable one is described in `problems` and left out,
+    /// a number or name too long is cut (`CallText.cut`) and said.
     init(_ map: PropertyMap, problems: inout [String]) {
         for (key, value) in map { apply(key, value.value, problems: &problems) }
     }
@@ -27,8 +28,9 @@ struct OfonoCallProperties: Equatable {
                 return nil
             }
             guard CallText.fits(string) else {
-                problems.append("\(what) of \(string.utf8.count) bytes")
-                return nil
+                // A caller too long to keep whole is still no withheld one.
+                problems.append(CallText.cutProblem(what, of: string))
+                return what == "State" ? nil : CallText.cut(string)
             }
             return string
         }

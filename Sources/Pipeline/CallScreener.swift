@@ -192,7 +192,8 @@ public final class CallScreener {
     private var remembered: Set<String> = []
 
     private func remember(_ call: CallSnapshot) {
-        guard !call.number.isEmpty, !call.initial, !remembered.contains(call.id) else { return }
+        guard !call.number.isEmpty, !CallText.isCut(call.number), !call.initial, !remembered.contains(call.id)
+        else { return }
         remembered.insert(call.id)
         if remembered.count > CallScreener.recentLimit { remembered.removeAll() }
         if call.direction == .outgoing,
@@ -204,10 +205,12 @@ public final class CallScreener {
 
     private var screenedIDs: Set<String> = []
 
-    /// `withheld`: a numberless call decided as a withheld caller.
+    /// `withheld`: a numberless call decided as a withheld caller. A number cut for its length
+    /// (`CallText.isCut`) is no number any rule can judge, nor a withheld one: it rings (fail open).
     private func screen(_ call: CallSnapshot, now: Double, withheld: Bool = false) -> ScreenedCall? {
         guard let rules, call.direction == .incoming, call.state == .incoming, !call.number.isEmpty || withheld,
-              !call.initial, decided[call.id] == nil, !screenedIDs.contains(call.id) else { return nil }
+              !CallText.isCut(call.number), !call.initial, decided[call.id] == nil,
+              !screenedIDs.contains(call.id) else { return nil }
         screenedIDs.insert(call.id)
         if screenedIDs.count > CallScreener.recentLimit { screenedIDs = [call.id] }
         var facts = ScreeningFacts(isContact: contacts?.name(for: call.number) != nil, lastEmergency: lastEmergency)

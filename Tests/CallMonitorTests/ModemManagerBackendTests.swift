@@ -270,7 +270,7 @@ final class ModemManagerBackendTests: MonitorTestCase {
         XCTAssertEqual(monitor.liveCalls.map(\.state), [.connected])
     }
 
-    func testMalformedAndUnknownValuesFromTheOwnerAreSkipped() throws {
+    func testMalformedAndUnknownValuesFromTheOwnerAreSkippedButAnOverlongNumberIsCut() throws {
         let call = try startAndRing("+15551234")
         let path = try ObjectPath(call)
         // 4 KiB: far over the cap, yet small enough for the mock's log pipe, which nobody reads.
@@ -287,17 +287,20 @@ final class ModemManagerBackendTests: MonitorTestCase {
              Variant(["Number": Variant(huge), "State": Variant("active")]),
              Variant([String]())])
         try setState(call, rawState: 42, reason: .unknown)
-        expectNothingMore()
+        // The number was read, too long to keep whole: kept cut and marked (docs/modem-stacks.md §1.6).
+        let cut = String(repeating: "9", count: 253) + "…"
+        expect(["A updated incoming '\(cut)' reason=incoming-new"])
         let problems = malformedNotices.map(\.description)
         XCTAssertTrue(problems.contains { $0.contains("StateChanged") && $0.contains("'ii'") }, "\(problems)")
-        XCTAssertTrue(problems.contains { $0.contains("Number of 4096 bytes") }, "\(problems)")
+        XCTAssertTrue(problems.contains { $0.contains("the end of a Number of 4096 bytes (its first 253 are kept, marked …)") },
+                      "\(problems)")
         XCTAssertTrue(problems.contains { $0.contains("State is not an int32") }, "\(problems)")
         XCTAssertTrue(problems.contains { $0.contains("unknown call state 42") }, "\(problems)")
         XCTAssertEqual(problems.filter { $0.contains("unknown call state 42") }.count, 1, "said once: \(problems)")
 
         // The call goes on from its real state.
         try setState(call, .active, reason: .accepted)
-        expect(["A incoming -> connected.active incoming '+15551234' reason=accepted"])
+        expect(["A incoming -> connected.active incoming '\(cut)' reason=accepted"])
     }
 
     func testModemsAddedAndRemovedLater() throws {

@@ -143,6 +143,20 @@ final class CallScreenerTests: XCTestCase {
         XCTAssertTrue(screening.screenNumberless(now: 2000).isEmpty, "decided once")
     }
 
+    func testANumberCutForItsLengthIsNoWithheldCallerAndRings() throws {
+        let screening = try screener("withheld reject\nunknown reject\n")
+        let cut = String(repeating: "5", count: 253) + CallText.cutMark
+        XCTAssertTrue(CallText.isCut(cut))
+        XCTAssertFalse(CallText.isCut("+1555…"), "a short number with the mark is no cut one")
+        XCTAssertTrue(screening.screen([.transition(mmCall("long", cut), previous: nil)], now: 1000).isEmpty,
+                      "no rule can judge it: fail open")
+        XCTAssertNil(screening.withheldDeadline, "it has a number: no wait for one")
+        XCTAssertTrue(screening.screenNumberless(now: 2000).isEmpty)
+        XCTAssertTrue(hangUps.isEmpty)
+        XCTAssertEqual(screening.screen([.transition(mmCall("other", "+15550100"), previous: nil)], now: 1001)
+            .map(\.decision.rule), [.unknown], "the rules still judge the others")
+    }
+
     func testANumberThatComesOrAnEndBeforeTheDeadlineIsNoWithheldCaller() throws {
         let screening = try screener("withheld reject\n")
         _ = screening.screen([.transition(mmCall("late", ""), previous: nil), .transition(mmCall("gone", ""), previous: nil)],

@@ -88,6 +88,34 @@ final class ScreeningCommandTests: CommandTestCase {
         XCTAssertEqual(watch.wait(timeout: 10), .exited(0))
     }
 
+    /// A number too long to keep whole (305 bytes, over the 256 telwatch keeps) was still read: it
+    /// is shown cut and marked, never as "no number", so it is no withheld caller; no rule can judge
+    /// it, so it rings (fail open), and the history keeps it as shown.
+    func testANumberTooLongIsCutAndMarkedAndNeverAWithheldCaller() throws {
+        try startModemManager()
+        try writeRules("withheld reject\nunknown reject\n")
+        let watch = try startWatch(["--screening", rulesPath])
+        let long = "+1" + String(repeating: "5", count: 303)
+        let call = try ring(long)
+        let incoming = try XCTUnwrap(nextEvent(watch, "incoming"), watch.log())
+        let shown = try XCTUnwrap(incoming["number"] as? String)
+        XCTAssertEqual(shown, String(long.prefix(253)) + "…", "its first 253 bytes, and the mark")
+        XCTAssertTrue(waitForLog(watch, "call \(call): the end of a Number of 305 bytes (its first 253 are kept, marked …)"),
+                      watch.log())
+        XCTAssertNil(nextEvent(watch, "screened", timeout: CallScreener.withheldAfter + 1.5),
+                     "not screened, not as a withheld caller once a number would have come: it rings")
+        try control("RemoteHangup", [.objectPath(try ObjectPath(call))])
+        let ended = try XCTUnwrap(nextEvent(watch, "disconnected"), watch.log())
+        XCTAssertEqual(ended["missed"] as? Bool, true, "it rang, unanswered")
+        watch.signal(SIGTERM)
+        XCTAssertEqual(watch.wait(timeout: 10), .exited(0))
+
+        let log = try runToEnd(["log", "--json", "--state-dir", stateDirectory])
+        let row = try XCTUnwrap(log.output.split(separator: "\n").first.flatMap { JSONLine.object(String($0)) }, log.output)
+        XCTAssertEqual(row["number"] as? String, shown, "the history keeps the number as shown")
+        XCTAssertTrue(row["screened"] is NSNull, "\(row)")
+    }
+
     func testABrokenRulesFileScreensNothingAndSaysWhereOnce() throws {
         try startModemManager()
         try writeRules("block +1900*\nblock-list spam.txt\n")
