@@ -43,7 +43,7 @@ final class CallIdentityTests: CommandTestCase {
     func testACallLiveAcrossASIGKILLAndARestartKeepsItsIDAndAnswerEverywhere() throws {
         try startModemManager()
         let (hooks, reader) = try recordingHook(
-            "connected", printing: "$TELWATCH_CALL_ID|$TELWATCH_CONNECTED_AT|$TELWATCH_FIRST_SEEN|$TELWATCH_INITIAL")
+            "connected", printing: "$TELWATCH_CALL_ID|$TELWATCH_CONNECTED_AT|$TELWATCH_INITIAL")
         defer { close(reader) }
         let hookLines = LineReader(fd: reader)
         let first = try startWatch(["--hooks", hooks, "--inhibit", "none"])
@@ -83,7 +83,7 @@ final class CallIdentityTests: CommandTestCase {
         XCTAssertEqual(found["first_seen"] as? String, firstSeen)
         guard case .line(let secondHook) = hookLines.next(timeout: 10) else { return XCTFail("no hook ran: \(second.log())") }
         XCTAssertEqual(secondHook, firstHook.replacingOccurrences(of: "|false", with: "|true"),
-                       "the hooks see the same TELWATCH_CALL_ID, TELWATCH_CONNECTED_AT and TELWATCH_FIRST_SEEN")
+                       "the hooks see the same TELWATCH_CALL_ID and TELWATCH_CONNECTED_AT")
 
         // The service's API (status asks it) knows the call by its id, answered when it was.
         let asked = try statusOfTheCall()
