@@ -151,6 +151,17 @@ final class EndToEndHarness {
         telwatch = nil
     }
 
+    /// SIGKILL, once telwatch has finished the turns before (a SIGUSR1 is read only after the
+    /// loop waited, so after their persist phase): what a crash leaves behind.
+    func killTelwatch(file: StaticString = #filePath, line: UInt = #line) {
+        guard let process = telwatch else { return }
+        process.signal(SIGUSR1)
+        XCTAssertEqual(lines(through: "stats").last, "stats", "telwatch answers SIGUSR1", file: file, line: line)
+        process.signal(SIGKILL)
+        XCTAssertEqual(process.wait(timeout: 10), .signaled(SIGKILL), file: file, line: line)
+        telwatch = nil
+    }
+
     /// The JSON object of every call event telwatch printed for the call labelled `label`.
     func callEvents(_ label: String) -> [[String: Any]] {
         transcript.compactMap(JSONLine.object).filter { object in

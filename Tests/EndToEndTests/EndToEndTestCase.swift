@@ -252,6 +252,37 @@ class EndToEndTestCase: XCTestCase {
         world.stopTelwatch()
     }
 
+    /// telwatch killed mid-call (the stack keeps the call) and started again: the call goes on
+    /// under the id, first sight and answer it had (docs/modem-stacks.md §1.8), in the event stream
+    /// as in the history, even on oFono, which gives no direction (the remembered one stands).
+    func telwatchKilledMidCallThenRestarted() throws {
+        try startDaemonAndTelwatch()
+        let number = "+15556666"
+        _ = try incomingAnswered(number)
+        let answered = try XCTUnwrap(world.callEvents("A").last)
+        world.killTelwatch()
+
+        let found = line("connected", "A", detail: "active", dir: "incoming", number: number, flags: ["initial"], live: 1)
+        let start = try world.startTelwatch()
+        XCTAssertTrue(start.contains(found), "the call goes on as A: \(start)")
+        XCTAssertFalse(start.contains { $0.contains(" B ") }, "no new call: \(start)")
+        let again = try XCTUnwrap(world.callEvents("A").last)
+        for key in ["call_id", "first_seen", "connected_at"] {
+            XCTAssertEqual(again[key] as? String, answered[key] as? String, key)
+        }
+        world.assertLockHeld("the call found again holds a run")
+
+        try modem.remoteHangup()
+        let ended = line("disconnected", "A", prev: "connected", dir: "incoming", number: number,
+                         reason: reasons.remoteHangup, flags: ["initial"], live: 0)
+        let rest = world.lines(through: runStopped)
+        XCTAssertTrue(rest.contains(ended), "\(rest)")
+        world.assertNoLock("after the call")
+        world.stopTelwatch()
+        XCTAssertEqual(try world.history(), ["\(number) disconnected incoming answered reason=\(reasons.remoteHangup)"],
+                       "one call, one row")
+    }
+
     func callLiveBeforeTelwatchStartsIsInitial() throws {
         try daemon.start()
         let number = "+15554444"

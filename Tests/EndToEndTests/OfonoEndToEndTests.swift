@@ -14,6 +14,7 @@ final class OfonoEndToEndTests: EndToEndTestCase {
     func testSecondCallWaitingThenHoldAndAnswer() throws { try secondCallWaitingThenHoldAndAnswer() }
     func testDaemonKilledMidCallThenRestarted() throws { try daemonKilledMidCallThenRestarted() }
     func testCallLiveBeforeTelwatchStartsIsInitial() throws { try callLiveBeforeTelwatchStartsIsInitial() }
+    func testTelwatchKilledMidCallThenRestarted() throws { try telwatchKilledMidCallThenRestarted() }
     func testPhoneSessionRingsRoutesAudioAndNotifies() throws { try phoneSessionRingsRoutesAudioAndNotifies() }
     func testModemIdentityOnEveryLine() throws { try modemIdentityOnEveryLine() }
     func testScreeningHangsUpABlockedCallerAtTheStack() throws { try screeningHangsUpABlockedCallerAtTheStack() }
