@@ -67,7 +67,8 @@ public final class LiveCallRecorder: EventSink, LoopHook {
         // A held call resumed, a reason alone: the record says the same.
         guard text != written else { return }
         do {
-            try file.write(text)
+            // The last call ended: an empty record, as the run record is emptied.
+            if text.isEmpty { try file.clear() } else { try file.write(text) }
             written = text
             if failed { report("live calls: \(file.path) is written again") }
             failed = false
