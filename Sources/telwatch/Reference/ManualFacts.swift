@@ -41,6 +41,8 @@ enum ManualFacts {
         ("STATE/current-run", "the live run (mode 0640, readable by the service's group): a telwatch killed mid-run "
             + "is cleaned up after by the next one, and status shows it"),
         ("STATE/last-sleep", "the last sleep and resume (mode 0640)"),
+        ("STATE/live-calls", "the calls live at the last change (mode 0640): a call that outlives a restart or a "
+            + "kill of telwatch keeps its call id, first sight and answer"),
         ("STATE/instance.lock", "held for the life of the process: one telwatch per state directory"),
         ("STATE/history.db", "the call history (SQLite) that telwatch log reads"),
         ("HOOKS/EVENT, HOOKS/EVENT.d/*", "hooks: executable files named after an event; anything else in the "
