@@ -113,7 +113,8 @@ public enum RecordLook: Equatable {
 }
 
 /// The state directory of one telwatch instance: the live run's record (`current-run`), the last
-/// sleep and resume (`last-sleep`) and an instance lock (`instance.lock`, held with flock for the
+/// sleep and resume (`last-sleep`), the live calls (`live-calls`, written by whoever knows calls)
+/// and an instance lock (`instance.lock`, held with flock for the
 /// life of the process). The kernel
 /// drops the flock when the process dies however it dies, so a record found next to a free lock
 /// belongs to a dead telwatch, with no guessing from pids that may have been reused.

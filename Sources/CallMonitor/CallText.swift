@@ -16,7 +16,7 @@ public enum CallText {
         var kept = ""
         var used = 0
         for scalar in text.unicodeScalars {
-            let size = String(scalar).utf8.count
+            let size = UTF8.width(scalar)
             guard used + size <= room else { break }
             kept.unicodeScalars.append(scalar)
             used += size

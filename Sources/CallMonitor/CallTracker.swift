@@ -424,8 +424,8 @@ public struct CallTracker {
             }
         }
         // Live at start, and known to an earlier telwatch: the same call goes on.
-        let earlier = initial ? remembered.removeValue(forKey: key).flatMap { $0.mayBe(observation, state: state) ? $0 : nil }
-            : nil
+        var earlier = initial ? remembered.removeValue(forKey: key) : nil
+        if let known = earlier, !known.mayBe(observation, state: state) { earlier = nil }
         if direction == .unknown, let earlier { direction = earlier.direction }
         let number = observation.number.flatMap { $0.isEmpty ? nil : $0 } ?? earlier?.number ?? ""
         let snapshot = CallSnapshot(
