@@ -118,9 +118,9 @@ public enum LiveCallsRecord {
                   let direction = fields[prefix + "direction"].flatMap(CallDirection.init(rawValue:)),
                   let number = fields[prefix + "number"],
                   let state = fields[prefix + "state"].flatMap(CallState.init(rawValue:)),
-                  let firstSeen = fields[prefix + "first_seen"].flatMap(Double.init), firstSeen >= since
+                  let firstSeen = fields[prefix + "first_seen"].flatMap(Double.init), firstSeen.isFinite, firstSeen >= since
             else { continue }
-            let connectedAt = fields[prefix + "connected_at"].flatMap(Double.init)
+            let connectedAt = fields[prefix + "connected_at"].flatMap(Double.init).flatMap { $0.isFinite ? $0 : nil }
             calls.append(RememberedCall(id: id, key: CallKey(backend: backend, path: path), direction: direction,
                                         number: number, state: state, firstSeen: firstSeen, connectedAt: connectedAt))
         }

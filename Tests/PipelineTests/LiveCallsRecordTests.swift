@@ -27,6 +27,10 @@ final class LiveCallsRecordTests: XCTestCase {
                        "a call first seen before the boot is no live call")
         XCTAssertEqual(LiveCallsRecord.decode(text.replacingOccurrences(of: "0.state=connected", with: "0.state=odd"),
                                               since: 0).map(\.id), [ringing.id], "a call not whole is left out")
+        XCTAssertEqual(LiveCallsRecord.decode(text.replacingOccurrences(of: "1.first_seen=1780000010.0", with: "1.first_seen=nan"),
+                                              since: 0).map(\.id), [answered.id], "a time must be one")
+        XCTAssertNil(LiveCallsRecord.decode(text.replacingOccurrences(of: "0.connected_at=1780000004.987654",
+                                                                      with: "0.connected_at=inf"), since: 0).first?.connectedAt)
         XCTAssertEqual(LiveCallsRecord.decode("garbage", since: 0), [])
         XCTAssertEqual(LiveCallsRecord.decode(text.replacingOccurrences(of: "version=1", with: "version=2"), since: 0), [])
     }
