@@ -67,6 +67,12 @@ public enum HistoryProblem: Error, Equatable, Sendable {
     /// Free space below which a failed write is taken for a full disk.
     public static let nearlyFull: UInt64 = 1 << 20
 
+    /// Not a database, or a damaged one: the daemon moves it aside and starts a new one.
+    public var isDamage: Bool {
+        if case .damaged = self { return true }
+        return false
+    }
+
     /// History stays off until telwatch starts again.
     public var isPermanent: Bool {
         switch self {
