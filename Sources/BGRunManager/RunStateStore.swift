@@ -188,6 +188,14 @@ public final class RunStateStore {
         try RunStateStore.makeDirectories(directory)
         let path = directory + "/" + RunStateStore.instanceLockName
         lockFD = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
+        if lockFD < 0 && (errno == EROFS || errno == EACCES) {
+            // A read-only file system (or a directory this user may not write): the lock an
+            // earlier start left is taken through a read-only descriptor all the same, so the
+            // history keeps its calls and writes them once it can (flock needs no write access).
+            let code = errno
+            lockFD = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+            if lockFD < 0 { errno = code }
+        }
         guard lockFD >= 0 else { throw SystemError.last("open \(path)") }
         guard flock(lockFD, LOCK_EX | LOCK_NB) == 0 else {
             let code = errno

@@ -135,7 +135,11 @@ public final class HistoryStore {
 
     /// SQLite opens a file it cannot write read-only without a word: that is a problem here.
     private static func check(_ database: SQLiteDatabase) throws {
-        if database.isReadOnly { throw HistoryProblem.readOnly("opened read-only: no write permission") }
+        guard database.isReadOnly else { return }
+        if let path = database.filePath, HistoryProblem.isOnReadOnlyFileSystem(path) {
+            throw HistoryProblem.readOnly("opened read-only: a read-only file system")
+        }
+        throw HistoryProblem.readOnly("opened read-only: no write permission")
     }
 
     /// Removes the WAL and its index beside `path`, which belonged to a file no longer there.

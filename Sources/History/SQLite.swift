@@ -69,6 +69,9 @@ package final class SQLiteDatabase {
         sqlite3_busy_timeout(handle, Int32(max(0, min(seconds, 60)) * 1000))
     }
 
+    /// The main file's path, as SQLite opened it.
+    package var filePath: String? { sqlite3_db_filename(handle, "main").map { String(cString: $0) } }
+
     /// Whether SQLite could open the file only for reading (it falls back silently).
     package var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
 

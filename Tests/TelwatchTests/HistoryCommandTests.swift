@@ -506,6 +506,73 @@ final class HistoryCommandTests: CommandTestCase {
         XCTAssertEqual(csv.output.components(separatedBy: "\r\n").count, 6, csv.output)
     }
 
+    /// A read-only file system under the state directory (a read-only bind mount, in telwatch's
+    /// own mount namespace): the lock an earlier start left is taken read-only, the calls are
+    /// kept, and written once the file system is read-write again. `doctor` names the real cause.
+    func testAReadOnlyStateDirectoryKeepsTheCallsAndWritesThemOnceItIsWritable() throws {
+        guard geteuid() == 0 else { throw XCTSkip("needs root for unshare -m and a read-only bind mount") }
+        try startModemManager()
+        let seed = try startWatch()
+        try hangUp(seed, try answeredCall(seed, "+15550131"))
+        stop(seed)
+        let readOnly = ["unshare", "-m", "--propagation", "private", "sh", "-c",
+                        "mount --bind \"$0\" \"$0\" && mount -o remount,bind,ro \"$0\" && exec \"$@\"", stateDirectory]
+
+        let doctor = try fixture.run(readOnly + [Self.telwatch, "doctor", "--bus", fixture.address, "--backend", "modemmanager",
+                                                 "--state-dir", stateDirectory])
+        XCTAssertTrue(doctor.output.contains("✘ state directory \(stateDirectory) is on a read-only file system: runs are "
+                                             + "not recorded, and the history keeps its calls in memory until it can write them"),
+                      doctor.output)
+        XCTAssertTrue(doctor.output.contains("fix: remount it read-write"), doctor.output)
+        XCTAssertFalse(doctor.output.contains("chown"), "no chown makes a read-only file system writable: \(doctor.output)")
+
+        let watch = try fixture.start(readOnly + [Self.telwatch, "--bus", fixture.address, "--json", "--backend",
+                                                  "modemmanager", "--state-dir", stateDirectory], name: "telwatch")
+        XCTAssertNotNil(nextEvent(watch, "ready", timeout: 15), watch.log())
+        try assertCallsGoOn(watch, "+15550132")
+        XCTAssertEqual(historyLines(watch), ["telwatch: history: \(historyPath) cannot be written (opened read-only: a "
+                                             + "read-only file system); the calls are kept and written once it can be written"])
+        XCTAssertFalse(watch.log().contains("cannot use the state directory"), watch.log())
+
+        // Read-write again, in telwatch's mount namespace: what it kept is written.
+        let remount = try fixture.run(["nsenter", "-t", String(watch.pid), "-m", "mount", "-o", "remount,bind,rw",
+                                       stateDirectory])
+        XCTAssertEqual(remount.status, .exited(0), remount.log)
+        try assertCallsGoOn(watch, "+15550133")
+        written(watch)
+        XCTAssertEqual(historyLines(watch).last, "telwatch: history: writing to \(historyPath) again")
+        stop(watch)
+        XCTAssertEqual(try loggedCalls().map { $0["number"] as? String }, ["+15550133", "+15550132", "+15550131"])
+        try integrityCheck()
+    }
+
+    /// A state directory that is a file, or one asked for that does not exist: said, not taken
+    /// for an empty history or a writable directory.
+    func testAStateDirectoryThatIsAFileOrIsMissingIsSaidByLogAndDoctor() throws {
+        try startModemManager()
+        try Files.write(stateDirectory, "not a directory\n")
+        let read = try log()
+        XCTAssertEqual(read.status, .exited(1), read.output)
+        XCTAssertEqual(read.errors, "telwatch: log: state directory \(stateDirectory) is a regular file, not a directory; "
+                       + "pass the one telwatch keeps its state in (--state-dir)\n")
+        let doctor = try runToEnd(["doctor", "--bus", fixture.address, "--backend", "modemmanager", "--state-dir", stateDirectory])
+        XCTAssertEqual(doctor.status, .exited(4), doctor.output)
+        XCTAssertTrue(doctor.output.contains("✘ state directory \(stateDirectory) is a regular file, not a directory: "
+                                             + "telwatch runs without one"), doctor.output)
+        XCTAssertFalse(doctor.output.contains("✔ state directory"), doctor.output)
+        XCTAssertFalse(doctor.output.contains("will be created"), doctor.output)
+        let below = try runToEnd(["log", "--state-dir", stateDirectory + "/below"])
+        XCTAssertEqual(below.status, .exited(1), below.output)
+        XCTAssertTrue(below.errors.contains("a part of its path is not a directory"), below.errors)
+
+        let missing = fixture.directory + "/no-such-state"
+        let gone = try runToEnd(["log", "--state-dir", missing])
+        XCTAssertEqual(gone.status, .exited(1), gone.output)
+        XCTAssertEqual(gone.output, "")
+        XCTAssertEqual(gone.errors, "telwatch: log: state directory \(missing) does not exist: no telwatch has kept its "
+                       + "state there; pass the one it runs with (--state-dir, or state-dir in the config file)\n")
+    }
+
     // MARK: Reading, and turning it off
 
     func testLogAndDoctorReadTheHistoryAsAUserWhoMayOnlyReadIt() throws {
@@ -555,9 +622,25 @@ final class HistoryCommandTests: CommandTestCase {
         XCTAssertTrue(doctor.output.contains("call history is off"), doctor.output)
     }
 
+    /// Without `--state-dir`, `log` asks the service on the bus it is given for its directory,
+    /// as `status` and `events` do.
+    func testLogFindsTheServiceOnTheBusItIsGiven() throws {
+        try startModemManager()
+        let watch = try startWatch()
+        try hangUp(watch, try answeredCall(watch, "+15550121"))
+        written(watch)
+        let found = try runToEnd(["log", "--json", "--bus", fixture.address])
+        XCTAssertEqual(found.status, .exited(0), found.errors)
+        XCTAssertTrue(found.errors.contains("log: state directory \(stateDirectory) (the running service's (pid \(watch.pid)))"),
+                      found.errors)
+        XCTAssertEqual(found.output.split(separator: "\n").compactMap { JSONLine.object(String($0))?["number"] as? String },
+                       ["+15550121"])
+        stop(watch)
+    }
+
     func testLogRefusesNonsenseWithOneLine() throws {
         for arguments in [["--limit", "0"], ["--since", "yesterday"], ["--json", "--csv"], ["--number", ""],
-                          ["--missed=yes"], ["--bus", "system"]] {
+                          ["--missed=yes"], ["--bus"]] {
             let result = try log(arguments)
             XCTAssertEqual(result.status, .exited(2), "\(arguments): \(result.errors)")
             XCTAssertEqual(result.errors.split(separator: "\n").count, 1, "\(arguments): \(result.errors)")
