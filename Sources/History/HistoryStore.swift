@@ -50,9 +50,11 @@ public final class HistoryStore {
     /// nothing changed, so a file overwritten or replaced under the daemon would take its calls
     /// without a word. A `stat` and a 16-byte read, before each turn's write.
     public func check() -> FileCheck {
+        // What cannot be looked at (no identity, a stat refused) is not taken for a replacement.
+        guard let identity else { return .intact }
         var info = stat()
-        guard let identity, stat(path, &info) == 0, UInt(info.st_dev) == identity.device,
-              UInt(info.st_ino) == identity.inode else { return .replaced }
+        guard stat(path, &info) == 0 else { return errno == ENOENT ? .replaced : .intact }
+        guard UInt(info.st_dev) == identity.device, UInt(info.st_ino) == identity.inode else { return .replaced }
         return database.fileHeaderIsSQLite ? .intact : .damaged("file is not a database")
     }
 
