@@ -71,12 +71,16 @@ public struct RunRecord: Equatable, Sendable {
         return RecordFields.encode(fields)
     }
 
-    /// Parses `encoded`; nil when a required field is missing or malformed.
+    /// Parses `encoded`; nil when a required field is missing or malformed. A time is a finite
+    /// number (`inf` and `nan` parse as numbers, and an hour or a sum of them would trap), and a
+    /// process to stop is one a signal to its group cannot turn into a signal to everyone (`-1`).
     public init?(encoded text: String) {
-        guard let fields = RecordFields.decode(text), fields["version"] == "1", let runID = fields["run_id"],
+        let decoded = RecordFields.decode(text)
+        func seconds(_ key: String) -> Double? { decoded?[key].flatMap { Double($0) }.flatMap { $0.isFinite ? $0 : nil } }
+        guard let fields = decoded, fields["version"] == "1", let runID = fields["run_id"],
               let reason = fields["reason"], let pid = fields["pid"].flatMap({ Int32($0) }),
-              let startedAt = fields["started_at"].flatMap({ Double($0) }),
-              let updatedAt = fields["updated_at"].flatMap({ Double($0) }),
+              let startedAt = seconds("started_at"),
+              let updatedAt = seconds("updated_at"),
               let holders = fields["holders"].flatMap({ Int($0) }),
               let lock = fields["lock"].flatMap({ LockState(rawValue: $0) })
         else { return nil }
@@ -85,13 +89,13 @@ public struct RunRecord: Equatable, Sendable {
             wakelock = KernelWakelock(name: name, directory: directory)
         }
         var command: ProcessIdentity?
-        if let pid = fields["command_pid"].flatMap({ Int32($0) }),
+        if let pid = fields["command_pid"].flatMap({ Int32($0) }), pid > 1,
            let start = fields["command_start"].flatMap({ UInt64($0) }) {
             command = ProcessIdentity(pid: pid, startTime: start)
         }
         self.init(runID: runID, reason: reason, pid: pid, startedAt: startedAt, updatedAt: updatedAt,
-                  holders: holders, lease: fields["lease"].flatMap { Double($0) },
-                  leaseExpiresAt: fields["lease_expires_at"].flatMap { Double($0) }, lock: lock, wakelock: wakelock,
+                  holders: holders, lease: seconds("lease"),
+                  leaseExpiresAt: seconds("lease_expires_at"), lock: lock, wakelock: wakelock,
                   command: command, pidStart: fields["pid_start"].flatMap { UInt64($0) })
     }
 
@@ -185,6 +189,14 @@ public final class RunStateStore {
         try RunStateStore.makeDirectories(directory)
         let path = directory + "/" + RunStateStore.instanceLockName
         lockFD = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
+        if lockFD < 0 && (errno == EROFS || errno == EACCES) {
+            // A read-only file system (or a directory this user may not write): the lock an
+            // earlier start left is taken through a read-only descriptor all the same, so the
+            // history keeps its calls and writes them once it can (flock needs no write access).
+            let code = errno
+            lockFD = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+            if lockFD < 0 { errno = code }
+        }
         guard lockFD >= 0 else { throw SystemError.last("open \(path)") }
         guard flock(lockFD, LOCK_EX | LOCK_NB) == 0 else {
             let code = errno

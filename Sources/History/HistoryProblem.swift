@@ -64,8 +64,25 @@ public enum HistoryProblem: Error, Equatable, Sendable {
         }
     }
 
+    /// Whether `path` (or, when it does not exist, its directory) is on a file system mounted
+    /// read-only: no `chown` or `chmod` helps there.
+    public static func isOnReadOnlyFileSystem(_ path: String) -> Bool {
+        var filesystem = statvfs()
+        if statvfs(path, &filesystem) != 0 {
+            let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+            guard statvfs(directory.isEmpty ? "/" : directory, &filesystem) == 0 else { return false }
+        }
+        return filesystem.f_flag & UInt(ST_RDONLY) != 0
+    }
+
     /// Free space below which a failed write is taken for a full disk.
     public static let nearlyFull: UInt64 = 1 << 20
+
+    /// Not a database, or a damaged one: the daemon moves it aside and starts a new one.
+    public var isDamage: Bool {
+        if case .damaged = self { return true }
+        return false
+    }
 
     /// History stays off until telwatch starts again.
     public var isPermanent: Bool {
@@ -94,6 +111,10 @@ public enum HistoryProblem: Error, Equatable, Sendable {
         case .locked:
             return "close the program that holds it (fuser \(path)); telwatch writes the calls it kept once it is free"
         case .readOnly:
+            if HistoryProblem.isOnReadOnlyFileSystem(path) {
+                return "the file system of \(path) is mounted read-only: remount it read-write (mount -o remount,rw), "
+                    + "or give telwatch a state directory on one that is (--state-dir)"
+            }
             return "make \(path) and its directory writable by the user telwatch runs as (chown), "
                 + "on a filesystem mounted read-write"
         case .full: return "free some space on the filesystem of \(path), or raise the file size limit (ulimit -f)"

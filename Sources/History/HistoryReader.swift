@@ -76,10 +76,23 @@ public final class HistoryReader {
         return try HistoryReader.summary(of: database)
     }
 
-    /// `PRAGMA quick_check`: "ok", or the first thing wrong.
+    /// `PRAGMA quick_check`: "ok", or the first thing wrong in one line, with how many more
+    /// there are (SQLite answers a line per damaged page, some of them headings).
     public func quickCheck() throws -> String {
-        try database.text("PRAGMA quick_check") ?? "no answer"
+        let statement = try database.prepare("PRAGMA quick_check(\(HistoryReader.problemsCounted))")
+        var problems: [Substring] = []
+        while try statement.step() {
+            let text = statement.text(0) ?? ""
+            problems += text.split(whereSeparator: \.isNewline).filter { !$0.hasPrefix("*** in database") }
+        }
+        guard let first = problems.first else { return "no answer" }
+        if problems == ["ok"] { return "ok" }
+        let more = problems.count - 1
+        return first + (more == 0 ? "" : " (and \(more)\(problems.count >= HistoryReader.problemsCounted ? " or more" : "") "
+                         + "more problem\(more == 1 ? "" : "s"))")
     }
+
+    static let problemsCounted = 100
 
     static func rows(_ query: HistoryQuery, in database: SQLiteDatabase, version: Int) throws -> [HistoryRow] {
         let statement = try database.prepare(query.selectRows(version))

@@ -89,10 +89,11 @@ enum HistorySchema {
         row.resumed = statement.bool(11)
         row.missed = statement.bool(12)
         row.unseen = row.missed && !statement.bool(13)
-        row.firstSeen = statement.double(14) ?? 0
-        row.connectedAt = statement.double(15)
-        row.endedAt = statement.double(16)
-        row.duration = statement.double(17)
+        // A first sight no telwatch could have written reads as the epoch: the row stays listed.
+        row.firstSeen = StoredValue.time(statement.number(14)) ?? 0
+        row.connectedAt = StoredValue.time(statement.number(15))
+        row.endedAt = StoredValue.time(statement.number(16))
+        row.duration = StoredValue.duration(statement.number(17))
         row.screened = statement.text(18)
         return row
     }

@@ -38,8 +38,10 @@ public struct HistorySettings: Sendable {
 /// A database that cannot be written is said once through `report`; what a transient problem
 /// (a lock, a full disk, a read-only file) holds back is kept, bounded, and written once it can
 /// be: tried again at most every `retryDelay` (doubling) while a run lives, and whenever no run
-/// is; a damaged file or a newer schema turns history off until the next start. Either way the
-/// calls, runs and hooks go on.
+/// is. A damaged file (found so by SQLite, or overwritten under the daemon: `HistoryStore.check`
+/// before each write) is moved aside and a new one started with what was kept, in the same turn;
+/// a file replaced under it is opened afresh. A newer schema, or a damaged file that cannot be
+/// moved, turns history off until the next start. Either way the calls, runs and hooks go on.
 public final class HistorySink: EventSink, LoopHook {
     public let path: String
     private let settings: HistorySettings
@@ -58,8 +60,14 @@ public final class HistorySink: EventSink, LoopHook {
     private var leftOpen: [HistoryRow]?
     /// Every stack has been read once: the start-up's own work is done, the database's may begin.
     private var ready = false
-    /// A damaged file or a newer schema: nothing more is tried.
+    /// A newer schema, or a damaged file that could not be moved aside: nothing more is tried.
     private var isOff = false
+    /// Damaged files moved aside since the start; past `startOverLimit`, a damaged file turns
+    /// history off (someone damaging it on purpose gets no heap of copies).
+    private var startedOver = 0
+    static let startOverLimit = 3
+    /// A damaged file was just moved aside: the turn writes what was kept to a new one.
+    private var startOverDue = false
 
     private var runLive = false
     private var liveCalls = 0
@@ -160,15 +168,39 @@ public final class HistorySink: EventSink, LoopHook {
         // After a failure, turns try again only now and then, except one with rows to write and
         // no run live: the end of a call writes what waited.
         guard trouble.mayTry || (idle && (tidy || !pending.isEmpty)) else { return nil }
-        flush(tidy: tidy)
+        write(tidy: tidy)
         return nil
+    }
+
+    /// `flush`, and again into a new file when it moved a damaged one aside (bounded by
+    /// `startOverLimit`).
+    private func write(tidy: Bool) {
+        flush(tidy: tidy)
+        while startOverDue {
+            startOverDue = false
+            flush(tidy: tidy)
+        }
     }
 
     public func afterWait(now: Double) {}
 
     private func flush(tidy: Bool) {
-        guard let store = openedStore() else { return }
+        guard var store = openedStore() else { return }
         do {
+            switch store.check() {
+            case .intact: break
+            case .replaced:
+                // Its WAL and index, found by name, would be read as the new file's: they go
+                // with it (what they held since the last checkpoint belongs to the file replaced).
+                store.close(keepWAL: true)
+                self.store = nil
+                HistoryStore.removeWAL(of: path)
+                report("history: \(path) was replaced or removed while telwatch ran; the calls go on in the file now there")
+                guard let reopened = openedStore() else { return }
+                store = reopened
+            case .damaged(let why):
+                throw HistoryProblem.damaged(why)
+            }
             // A run's last write syncs the WAL: a power cut loses at most the live run's calls.
             let durable = tidy && syncDue
             continueCallsFoundAtStart()
@@ -265,8 +297,15 @@ public final class HistorySink: EventSink, LoopHook {
         let problem = HistoryProblem(error, path: path)
         // A lock is another program's, and the connection is fine; anything else opens afresh.
         if problem != .locked {
-            store?.close()
+            store?.close(keepWAL: problem.isDamage)
             store = nil
+        }
+        if problem.isDamage, startedOver < HistorySink.startOverLimit, let aside = HistoryStore.moveAside(path) {
+            startedOver += 1
+            startOverDue = true
+            report("history: \(problem.what(path)); moved it aside to \(aside) and started a new history; "
+                   + "the calls are kept and written to it")
+            return
         }
         let news = trouble.failed(problem)
         if problem.isPermanent {
@@ -294,7 +333,7 @@ public final class HistorySink: EventSink, LoopHook {
     public func finish(then done: @escaping () -> Void) {
         if !isOff {
             trouble.tryNow()
-            flush(tidy: false)
+            write(tidy: false)
             if !pending.isEmpty {
                 report("history: \(pending.count) call\(pending.count == 1 ? "" : "s") could not be written to "
                        + "\(path) before telwatch stopped")
@@ -324,7 +363,7 @@ public final class HistorySink: EventSink, LoopHook {
     private func writtenStore() throws -> HistoryStore {
         if !isOff {
             trouble.tryNow()
-            flush(tidy: false)
+            write(tidy: false)
         }
         guard let store, pending.isEmpty else {
             throw trouble.said ?? HistoryProblem.unavailable("history is off")

@@ -1,5 +1,6 @@
 import CSQLite
 import Glibc
+import Loop
 
 /// The history database opened for writing: the daemon's (which creates and migrates it) or a
 /// command's (`telwatch log --mark-seen`, which needs it to exist already).
@@ -21,6 +22,8 @@ public final class HistoryStore {
     /// The file's schema version: the current one for the daemon's, which migrates it; a
     /// command's may be older (it never migrates).
     private let version: Int
+    /// The file `path` named when it was opened: the one this connection writes.
+    private let identity: (device: UInt, inode: UInt)?
 
     /// `history.db` in `directory`.
     public static func path(in directory: String) -> String { directory + "/" + fileName }
@@ -29,6 +32,56 @@ public final class HistoryStore {
         self.path = path
         self.database = database
         self.version = version
+        var info = stat()
+        identity = stat(path, &info) == 0 ? (UInt(info.st_dev), UInt(info.st_ino)) : nil
+    }
+
+    /// What stands at `path` now, for the connection opened there.
+    public enum FileCheck: Equatable {
+        case intact
+        /// Another file, or none: the connection writes a file no one will read.
+        case replaced
+        /// Overwritten in place with what is not a database.
+        case damaged(String)
+    }
+
+    /// The group may write the file, and whoever may write the directory may replace it; in WAL
+    /// mode SQLite reads neither the file's header nor its name again while its own index says
+    /// nothing changed, so a file overwritten or replaced under the daemon would take its calls
+    /// without a word. A `stat` and a 16-byte read, before each turn's write.
+    public func check() -> FileCheck {
+        // What cannot be looked at (no identity, a stat refused) is not taken for a replacement.
+        guard let identity else { return .intact }
+        var info = stat()
+        guard stat(path, &info) == 0 else { return errno == ENOENT ? .replaced : .intact }
+        guard UInt(info.st_dev) == identity.device, UInt(info.st_ino) == identity.inode else { return .replaced }
+        return database.fileHeaderIsSQLite ? .intact : .damaged("file is not a database")
+    }
+
+    /// Moves a damaged database aside, with its WAL and the WAL's index, under one new name
+    /// beside it (`history.db.damaged-20261203T101500Z`, `…-wal`): nothing of it is lost, and a
+    /// new file can start at `path` (a WAL left there would be replayed into it). Returns the new
+    /// name; nil when the file could not be moved.
+    static func moveAside(_ path: String, now: Double = wallClockNow()) -> String? {
+        var time = time_t(max(0, min(now, 253_402_300_799)))
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let stamp = "\(parts.tm_year + 1900)\(two(parts.tm_mon + 1))\(two(parts.tm_mday))T"
+            + "\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec))Z"
+        var aside = path + ".damaged-" + stamp
+        var copy = 1
+        while HistoryReader.exists(aside) || HistoryReader.exists(aside + "-wal") {
+            copy += 1
+            guard copy < 100 else { return nil }
+            aside = path + ".damaged-" + stamp + "-\(copy)"
+        }
+        guard rename(path, aside) == 0 else { return nil }
+        for suffix in ["-wal", "-shm"] where HistoryReader.exists(path + suffix) {
+            // An index left behind is rebuilt; a WAL left behind must not stay.
+            if rename(path + suffix, aside + suffix) != 0 && suffix == "-wal" { _ = unlink(path + suffix) }
+        }
+        return aside
     }
 
     /// The daemon's connection: the file is created if missing (never through a link), put in WAL
@@ -84,13 +137,23 @@ public final class HistoryStore {
 
     /// SQLite opens a file it cannot write read-only without a word: that is a problem here.
     private static func check(_ database: SQLiteDatabase) throws {
-        if database.isReadOnly { throw HistoryProblem.readOnly("opened read-only: no write permission") }
+        guard database.isReadOnly else { return }
+        if let path = database.filePath, HistoryProblem.isOnReadOnlyFileSystem(path) {
+            throw HistoryProblem.readOnly("opened read-only: a read-only file system")
+        }
+        throw HistoryProblem.readOnly("opened read-only: no write permission")
     }
 
-    /// Closes the connection; the last one out checkpoints and removes the WAL.
-    public func close() {
+    /// Removes the WAL and its index beside `path`, which belonged to a file no longer there.
+    static func removeWAL(of path: String) {
+        for suffix in ["-wal", "-shm"] { _ = unlink(path + suffix) }
+    }
+
+    /// Closes the connection; the last one out checkpoints and removes the WAL, unless `keepWAL`
+    /// (the file is damaged: it and its WAL are moved aside as they are).
+    public func close(keepWAL: Bool = false) {
         upsert = nil
-        database.close()
+        database.close(keepWAL: keepWAL)
     }
 
     /// Frames in the WAL since it last started over.

@@ -44,9 +44,11 @@ package final class SQLiteDatabase {
 
     deinit { close() }
 
-    /// Closes the connection (the last one out checkpoints the WAL and removes it); safe twice.
-    package func close() {
+    /// Closes the connection (the last one out checkpoints the WAL and removes it, unless
+    /// `keepWAL`: a damaged file's WAL is kept as it is); safe twice.
+    package func close(keepWAL: Bool = false) {
         guard let handle else { return }
+        if keepWAL { _ = csqlite_no_checkpoint_on_close(handle) }
         sqlite3_wal_hook(handle, nil, nil)
         sqlite3_close_v2(handle)
         self.handle = nil
@@ -67,8 +69,21 @@ package final class SQLiteDatabase {
         sqlite3_busy_timeout(handle, Int32(max(0, min(seconds, 60)) * 1000))
     }
 
+    /// The main file's path, as SQLite opened it.
+    package var filePath: String? { sqlite3_db_filename(handle, "main").map { String(cString: $0) } }
+
     /// Whether SQLite could open the file only for reading (it falls back silently).
     package var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
+
+    /// Whether the main file starts as a SQLite database does, as it is on disk now (SQLite in
+    /// WAL mode does not read it again while its own index says nothing changed). A file shorter
+    /// than the header is SQLite's to judge.
+    package var fileHeaderIsSQLite: Bool {
+        let magic = Array("SQLite format 3\0".utf8)
+        var header = [UInt8](repeating: 0, count: magic.count)
+        let code = header.withUnsafeMutableBytes { csqlite_read_main_file(handle, $0.baseAddress, Int32($0.count)) }
+        return code != SQLITE_OK || header == magic
+    }
 
     /// Rows changed by the last statement.
     package var changes: Int { Int(sqlite3_changes(handle)) }
@@ -197,6 +212,12 @@ package final class SQLiteStatement {
 
     package func double(_ column: Int32) -> Double? {
         isNull(column) ? nil : sqlite3_column_double(statement, column)
+    }
+
+    /// A number stored as one; nil for NULL, text or a blob (which `double` reads as 0).
+    package func number(_ column: Int32) -> Double? {
+        let type = sqlite3_column_type(statement, column)
+        return type == SQLITE_FLOAT || type == SQLITE_INTEGER ? sqlite3_column_double(statement, column) : nil
     }
 
     package func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(statement, column)) }

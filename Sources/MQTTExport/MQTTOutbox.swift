@@ -29,6 +29,8 @@ final class MQTTOutbox {
     let maxAge: Double
 
     static let fileName = "mqtt-outbox.db"
+    /// 2^53: the numbers a JSON reader reads exactly.
+    static let seqLimit = 1 << 53
 
     /// `directory` nil: in memory (the events survive a broker outage, not a restart).
     init(directory: String?, limit: Int, maxAge: Double) throws {
@@ -51,6 +53,11 @@ final class MQTTOutbox {
         let highest = counted.int(1)
         let saved = try database.prepare("SELECT next_seq FROM counter WHERE id = 1")
         _ = try saved.step()
+        // Numbers are counted up from 1, one per event: one past what a JSON reader reads exactly
+        // was put there by someone else, and counting on from it would overflow.
+        guard highest < MQTTOutbox.seqLimit, saved.int(0) < MQTTOutbox.seqLimit else {
+            throw SQLiteError(code: SQLITE_CORRUPT, message: "its sequence numbers are past \(MQTTOutbox.seqLimit): not telwatch's")
+        }
         nextSeq = max(saved.int(0), highest + 1)
         nextSeqSaved = nextSeq
         insert = try database.prepare("INSERT INTO outbox (seq, time, payload) VALUES (?, ?, ?)", persistent: true)

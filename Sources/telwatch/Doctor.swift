@@ -212,7 +212,8 @@ struct Doctor {
 
     private mutating func checkHistory() {
         guard options.history else { return note("call history is off (history = false, or --no-history)") }
-        guard let directory = statePlace?.directory else { return }
+        // A state directory that cannot be one was said on its own line.
+        guard let directory = statePlace?.directory, StatePlace.notADirectory(directory) == nil else { return }
         let path = HistoryStore.path(in: directory)
         do {
             guard let reader = try HistoryReader(path: path, busyTimeout: 1) else {
@@ -227,7 +228,8 @@ struct Doctor {
             // The service's history is the service's to write; this user reads it.
             let services = statePlace?.origin != .asked && statePlace?.origin != .user
             guard services || (access(path, W_OK) == 0 && access(directory, W_OK) == 0) else {
-                let problem = HistoryProblem.readOnly("no write permission for this user")
+                let problem = HistoryProblem.readOnly(HistoryProblem.isOnReadOnlyFileSystem(path)
+                                                      ? "a read-only file system" : "no write permission for this user")
                 return check(false, "call history: " + problem.what(path), fix: problem.fix(path))
             }
             var filesystem = statvfs()
@@ -250,9 +252,23 @@ struct Doctor {
                   fix: "pass --state-dir DIR")
             return
         }
+        if let why = StatePlace.notADirectory(directory) {
+            return check(false, "state directory \(directory) \(why): telwatch runs without one (no run records, "
+                         + "no call history)", fix: "move it away, or pass --state-dir a directory")
+        }
         var info = stat()
         let services = statePlace?.origin != .asked && statePlace?.origin != .user
-        if stat(directory, &info) == 0, services, access(directory, W_OK) != 0 {
+        if stat(directory, &info) == 0, HistoryProblem.isOnReadOnlyFileSystem(directory) {
+            // No chown helps. The lock an earlier start left can still be taken (read-only), and
+            // the history then keeps its calls until it can write them; without one, nothing can.
+            let lock = directory + "/" + RunStateStore.instanceLockName
+            check(false, "state directory \(directory) is on a read-only file system: "
+                  + (access(lock, R_OK) == 0 ? "runs are not recorded, and the history keeps its calls in memory until it "
+                     + "can write them" : "telwatch cannot take it (no \(RunStateStore.instanceLockName) from an earlier "
+                     + "start): no run records, no call history"),
+                  fix: "remount it read-write (mount -o remount,rw), or give telwatch a state directory on one that is "
+                      + "(--state-dir)")
+        } else if stat(directory, &info) == 0, services, access(directory, W_OK) != 0 {
             // The service's own directory: this user only reads it, and the service writes it.
             check(access(directory, R_OK | X_OK) == 0, "state directory \(directory) is readable",
                   fix: Access.joinHint(group: Access.group(of: directory)))

@@ -54,6 +54,18 @@ enum LogCommand {
         }
         place.say("log")
         let directory = place.directory
+        if let why = StatePlace.notADirectory(directory) {
+            warn("log: state directory \(TerminalText.field(directory)) \(why); pass the one telwatch keeps its state in "
+                 + "(--state-dir)")
+            return ExitStatus.failure.code
+        }
+        var directoryInfo = stat()
+        if place.origin == .asked && stat(directory, &directoryInfo) != 0 && errno == ENOENT {
+            // Asked for by name: a mistyped path is not an empty history.
+            warn("log: state directory \(TerminalText.field(directory)) does not exist: no telwatch has kept its state "
+                 + "there; pass the one it runs with (--state-dir, or state-dir in the config file)")
+            return ExitStatus.failure.code
+        }
         let path = HistoryStore.path(in: directory)
         var info = stat()
         let found = lstat(path, &info) == 0

@@ -61,6 +61,20 @@ struct StatePlace: Equatable {
         }
     }
 
+    /// Why `directory` cannot be a state directory, as the end of a sentence that starts with
+    /// it ("is a regular file, not a directory"); nil when it is a directory or is not there yet.
+    static func notADirectory(_ directory: String) -> String? {
+        var info = stat()
+        guard stat(directory, &info) == 0 else {
+            return errno == ENOTDIR ? "cannot be one: a part of its path is not a directory" : nil
+        }
+        switch info.st_mode & S_IFMT {
+        case S_IFDIR: return nil
+        case S_IFREG: return "is a regular file, not a directory"
+        default: return "is not a directory"
+        }
+    }
+
     /// The one line on stderr that says which directory was used, unless it was asked for.
     func say(_ command: String) {
         guard origin != .asked else { return }

@@ -435,6 +435,19 @@ final class BGRunManagerTests: RunTestCase {
         XCTAssertEqual(record.heldFor(at: 1_700_000_010.25), 10)
         XCTAssertEqual(record.leaseLeft(at: 1_700_014_400), 0.5)
 
+        // A record edited by hand or by someone else (a later line wins): a time that is no number, or a command
+        // whose group signal would reach every process (-1) or telwatch's own group (0).
+        let fields = record.encoded
+        for (key, value) in [("started_at", "inf"), ("updated_at", "nan"), ("started_at", "-inf")] {
+            XCTAssertNil(RunRecord(encoded: fields + "\(key)=\(value)\n"), "\(key)=\(value)")
+        }
+        XCTAssertNil(RunRecord(encoded: fields + "lease_expires_at=inf\n")?.leaseExpiresAt)
+        for pid in ["-1", "0", "1"] {
+            XCTAssertNil(RunRecord(encoded: fields + "command_pid=\(pid)\ncommand_start=1\n")?.command, pid)
+        }
+        XCTAssertEqual(RunRecord(encoded: fields + "command_pid=4242\ncommand_start=1\n")?.command,
+                       ProcessIdentity(pid: 4242, startTime: 1))
+
         XCTAssertEqual(RunStateStore.defaultDirectory(environment: [
             "HOME=/home/u", "XDG_STATE_HOME=/xdg", "STATE_DIRECTORY=/var/lib/telwatch:/other",
         ]), "/var/lib/telwatch")

@@ -1,4 +1,5 @@
 import CSQLite
+import Foundation
 import CallMonitor
 import Glibc
 import Loop
@@ -310,7 +311,14 @@ final class HistorySinkTests: HistoryTestCase {
         XCTAssertEqual(reports.last, "history: writing to \(path) again; 2 calls were not recorded meanwhile")
     }
 
-    func testADamagedFileTurnsHistoryOffOnceAndIsLeftAsItIs() throws {
+    /// The damaged files moved aside beside the history.
+    private func movedAside() -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: directory))?
+            .filter { $0.hasPrefix(HistoryStore.fileName + ".damaged-") && !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") }
+            .map { directory + "/" + $0 } ?? []
+    }
+
+    func testADamagedFileIsMovedAsideOnceAsItIsAndTheCallsGoOnInANewOne() throws {
         let garbage = String(repeating: "not a database, ", count: 400)
         try Files.write(path, garbage)
         startSink()
@@ -318,10 +326,76 @@ final class HistorySinkTests: HistoryTestCase {
         turn()
         end(1)
         turn()
-        XCTAssertEqual(reports.count, 1, "\(reports)")
-        XCTAssertTrue(reports.first?.contains("is damaged") == true, "\(reports)")
-        XCTAssertTrue(reports.first?.contains("fix: move it away") == true, "\(reports)")
-        XCTAssertTrue(Files.text(path) == garbage, "never written over")
+        let aside = movedAside()
+        XCTAssertEqual(aside.count, 1, "\(aside)")
+        XCTAssertEqual(reports, ["history: \(path) is damaged (file is not a database); moved it aside to "
+                                 + "\(aside.first ?? "?") and started a new history; the calls are kept and written to it"])
+        XCTAssertTrue(Files.text(aside.first ?? "") == garbage, "moved as it was, never written over")
+        XCTAssertEqual(try rows().map(\.number), ["+15550001"])
+        XCTAssertEqual(try rows().map(\.state), ["disconnected"])
+        XCTAssertEqual(try integrityCheck(), "ok")
+    }
+
+    /// Overwritten in place while the daemon has it open: SQLite in WAL mode would go on writing
+    /// its WAL and never read the file again. The next write finds it, and loses nothing.
+    func testAFileOverwrittenUnderTheDaemonIsFoundAtTheNextWriteAndNoCallIsLost() throws {
+        startSink()
+        ring(1, "+15550001")
+        end(1)
+        turn()
+        XCTAssertEqual(try rows().count, 1)
+        var generator = SystemRandomNumberGenerator()
+        let noise = (0..<16_384).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let fd = open(path, O_WRONLY | O_TRUNC)
+        XCTAssertEqual(noise.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }, noise.count)
+        close(fd)
+
+        ring(2, "+15550002")
+        turn()
+        end(2)
+        ring(3, "+15550003")
+        end(3)
+        turn()
+        let aside = movedAside()
+        XCTAssertEqual(aside.count, 1, "\(aside)")
+        XCTAssertEqual(reports.count, 1, "said once: \(reports)")
+        XCTAssertTrue(reports.first?.hasPrefix("history: \(path) is damaged (file is not a database); moved it aside to "
+                                               + "\(aside.first ?? "?")") == true, "\(reports)")
+        XCTAssertTrue(Files.bytes(aside.first ?? "") == noise, "the damaged file is kept as it was found")
+        XCTAssertEqual(try rows().map(\.number), ["+15550003", "+15550002"], "both calls after the damage")
+        XCTAssertEqual(try rows().map(\.state), ["disconnected", "disconnected"])
+        XCTAssertEqual(try integrityCheck(), "ok")
+    }
+
+    /// Replaced by a rename (or removed) while the daemon has it open: its connection would write
+    /// a file no one reads. The calls go on in the file now there.
+    func testAFileReplacedUnderTheDaemonIsOpenedAfresh() throws {
+        startSink()
+        ring(1, "+15550001")
+        end(1)
+        turn()
+        let other = directory + "/other.db"
+        try HistoryStore.openForDaemon(path: other, busyTimeout: 0.05).close()
+        XCTAssertEqual(rename(other, path), 0)
+        ring(2, "+15550002")
+        end(2)
+        turn()
+        XCTAssertEqual(reports, ["history: \(path) was replaced or removed while telwatch ran; the calls go on in the file now there"])
+        XCTAssertEqual(try rows().map(\.number), ["+15550002"])
+    }
+
+    /// Someone who damages the file again and again gets no heap of copies: after a few, history is off.
+    func testDamageAgainAndAgainStopsAfterAFewCopies() throws {
+        startSink()
+        for n in 1...(HistorySink.startOverLimit + 2) {
+            try Files.write(path, String(repeating: "not a database, ", count: 400))
+            ring(n, "+1555000\(n)")
+            end(n)
+            turn()
+        }
+        XCTAssertEqual(movedAside().count, HistorySink.startOverLimit)
+        XCTAssertEqual(reports.count, HistorySink.startOverLimit + 1, "\(reports)")
+        XCTAssertTrue(reports.last?.contains("calls are not recorded until telwatch starts again") == true, "\(reports)")
     }
 
     func testANewerSchemaIsLeftAlone() throws {

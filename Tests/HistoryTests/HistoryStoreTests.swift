@@ -130,6 +130,34 @@ final class HistoryStoreTests: HistoryTestCase {
         XCTAssertEqual(try store.unseenCount(), 0)
     }
 
+    /// The file is group-writable: a member may put anything in a row. What no telwatch writes
+    /// is read as unknown (a time out of RFC 3339's years, a duration no call lasts, NaN, an
+    /// infinity, text where a number belongs), so nothing that prints or adds it can trap.
+    func testHostileTimesAndDurationsAreReadAsUnknown() throws {
+        let store = try HistoryStore.openForDaemon(path: path, busyTimeout: 0.05)
+        try store.write([row("a", number: "+15550001", at: now)])
+        store.close()
+        let database = try openDatabase()
+        let hostile = ["1e19", "-1e300", "1e999", "-1e999", "'text'", "x'00ff'", "9e15", "-1"]
+        for (n, value) in hostile.enumerated() {
+            try database.execute("""
+                INSERT INTO calls (call_id, backend, modem, path, state, direction, number, name, multiparty, initial, \
+                resumed, missed, first_seen, connected_at, ended_at, duration) VALUES ('h\(n)', 'modemmanager', '', '', \
+                'disconnected', 'incoming', '+1555009\(n)', '', 0, 0, 0, 0, \(value), \(value), \(value), \(value))
+                """)
+        }
+        database.close()
+        let read = try rows().filter { $0.callID.hasPrefix("h") }
+        XCTAssertEqual(read.count, hostile.count)
+        for row in read {
+            XCTAssertNil(row.connectedAt, "\(row.callID)")
+            XCTAssertNil(row.endedAt, "\(row.callID)")
+            XCTAssertNil(row.duration, "\(row.callID)")
+            XCTAssertTrue(row.firstSeen >= 0 && row.firstSeen < 253_402_300_800, "\(row.callID): \(row.firstSeen)")
+        }
+        XCTAssertEqual(try rows().first { $0.callID == "a" }?.duration, 10, "a real row is read as it was written")
+    }
+
     func testACommandFindsNoHistoryWithoutCreatingOne() throws {
         XCTAssertNil(try HistoryStore.openExisting(path: path, busyTimeout: 1))
         XCTAssertNil(try HistoryReader(path: path))

@@ -370,7 +370,14 @@ final class HistoryCommandTests: CommandTestCase {
         try integrityCheck()
     }
 
-    func testDamagedAndNewerDatabasesAreLeftAloneAndSaidOnce() throws {
+    /// The damaged files the daemon moved aside, beside the history.
+    func movedAside() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: stateDirectory)) ?? [])
+            .filter { $0.hasPrefix("history.db.damaged-") && !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") }
+            .map { stateDirectory + "/" + $0 }
+    }
+
+    func testDamagedDatabasesAreMovedAsideAndNewerOnesLeftAloneEachSaidOnce() throws {
         try startModemManager()
         // A database with its table's page overwritten, a file that is no database, a newer schema.
         let seed = try startWatch()
@@ -389,8 +396,7 @@ final class HistoryCommandTests: CommandTestCase {
              "fix: run the telwatch that wrote it, or move it away"),
         ]
         for (name, bytes, expect, fix) in cases {
-            unlink(historyPath + "-wal")
-            unlink(historyPath + "-shm")
+            for file in [historyPath, historyPath + "-wal", historyPath + "-shm"] + movedAside() { unlink(file) }
             if let bytes {
                 XCTAssertTrue(FileManager.default.createFile(atPath: historyPath, contents: Data(bytes)), name)
             } else {
@@ -398,24 +404,8 @@ final class HistoryCommandTests: CommandTestCase {
                 try SQLiteDatabase(path: historyPath, flags: SQLITE_OPEN_READWRITE).execute("PRAGMA user_version = 9")
             }
             let before = Files.bytes(historyPath)
-            let watch = try startWatch()
-            try assertCallsGoOn(watch, "+15550072")
-            try assertCallsGoOn(watch, "+15550073")
-            stop(watch)
-            let said = historyLines(watch)
-            XCTAssertEqual(said.count, 1, "\(name): \(said)")
-            XCTAssertTrue(said.first?.contains(expect) == true, "\(name): \(said)")
-            XCTAssertTrue(said.first?.contains(fix) == true, "\(name): \(said)")
-            if name == "damaged page" {
-                // Written before the damage showed (the WAL started over at start) at most; the
-                // damaged page is as it was, and so is the damage.
-                XCTAssertTrue(Files.bytes(historyPath).map { Array($0[4096..<8192]) } == Array(broken[4096..<8192]), name)
-                let check = try SQLiteDatabase(path: historyPath, flags: SQLITE_OPEN_READONLY).text("PRAGMA quick_check")
-                XCTAssertNotEqual(check, "ok", name)
-            } else {
-                XCTAssertTrue(Files.bytes(historyPath) == before, "\(name): the file is left as it was")
-            }
 
+            // What `log` and `doctor` say of it: one line each, with the fix.
             let read = try log()
             XCTAssertEqual(read.status, .exited(1), "\(name): \(read.output)")
             XCTAssertEqual(read.errors.split(separator: "\n").count, 1, "\(name): \(read.errors)")
@@ -423,9 +413,164 @@ final class HistoryCommandTests: CommandTestCase {
             let doctor = try runToEnd(["doctor", "--bus", fixture.address, "--backend", "modemmanager",
                                        "--state-dir", stateDirectory])
             XCTAssertEqual(doctor.status, .exited(4), "\(name): \(doctor.output)")
-            XCTAssertTrue(doctor.output.contains("✘ call history: \(historyPath) "), "\(name): \(doctor.output)")
-            XCTAssertTrue(doctor.output.contains(fix), "\(name): \(doctor.output)")
+            let historyLine = doctor.output.split(separator: "\n").first { $0.contains("call history") }.map(String.init) ?? ""
+            XCTAssertTrue(historyLine.hasPrefix("✘ call history: \(historyPath) "), "\(name): \(doctor.output)")
+            XCTAssertTrue(historyLine.contains(expect), "\(name), one clear line: \(doctor.output)")
+            XCTAssertTrue(doctor.output.contains("\n    " + fix), "\(name): \(doctor.output)")
+
+            let watch = try startWatch()
+            try assertCallsGoOn(watch, "+15550072")
+            try assertCallsGoOn(watch, "+15550073")
+            stop(watch)
+            let said = historyLines(watch)
+            XCTAssertEqual(said.count, 1, "\(name): \(said)")
+            XCTAssertTrue(said.first?.contains(expect) == true, "\(name): \(said)")
+            if bytes == nil {
+                XCTAssertTrue(said.first?.contains(fix) == true, "\(name): \(said)")
+                XCTAssertTrue(Files.bytes(historyPath) == before, "\(name): the newer telwatch's file is left as it was")
+                XCTAssertEqual(try log().status, .exited(1), name)
+                continue
+            }
+            // Moved aside as it was found, and the calls recorded in a new history.
+            let aside = movedAside()
+            XCTAssertEqual(aside.count, 1, "\(name): \(aside)")
+            XCTAssertTrue(said.first?.contains("; moved it aside to \(aside.first ?? "?") and started a new history") == true,
+                          "\(name): \(said)")
+            XCTAssertTrue(Files.bytes(aside.first ?? "") == before, "\(name): the damaged file is kept as it was")
+            XCTAssertEqual(try loggedCalls().map { $0["number"] as? String }, ["+15550073", "+15550072"], name)
+            try integrityCheck()
         }
+    }
+
+    /// Overwritten with random bytes while telwatch runs (the telwatch group may write the file):
+    /// SQLite in WAL mode would go on writing its WAL and never look at the file again. The next
+    /// write finds it, says so once, moves it aside and writes every call to a new history.
+    func testAHistoryOverwrittenWhileTelwatchRunsLosesNoCall() throws {
+        try startModemManager()
+        let watch = try startWatch()
+        try hangUp(watch, try answeredCall(watch, "+15550101"))
+        written(watch)
+        let overwrite = try fixture.run(["dd", "if=/dev/urandom", "of=" + historyPath, "bs=4096", "count=8", "status=none"])
+        XCTAssertEqual(overwrite.status, .exited(0), overwrite.output)
+        let noise = Files.bytes(historyPath)
+
+        try assertCallsGoOn(watch, "+15550102", answer: true)
+        try assertCallsGoOn(watch, "+15550103")
+        stop(watch)
+        let aside = movedAside()
+        XCTAssertEqual(aside.count, 1, "\(aside)")
+        XCTAssertEqual(historyLines(watch), ["telwatch: history: \(historyPath) is damaged (file is not a database); moved it "
+                                             + "aside to \(aside.first ?? "?") and started a new history; the calls are kept "
+                                             + "and written to it"])
+        XCTAssertTrue(Files.bytes(aside.first ?? "") == noise, "the damaged file is kept as it was found")
+        XCTAssertEqual(try loggedCalls().map(summary), [
+            "+15550103 disconnected incoming unanswered missed unseen reason=terminated duration",
+            "+15550102 disconnected incoming answered reason=terminated duration",
+        ])
+        try integrityCheck()
+    }
+
+    /// A member of the group may write anything into a row: `log` (table, JSON, CSV) shows what
+    /// cannot be a time or a duration as unknown, and never crashes.
+    func testHostileValuesInARowAreShownAsUnknown() throws {
+        try Files.makeDirectory(stateDirectory)
+        try HistoryStore.openForDaemon(path: historyPath, busyTimeout: 1).close()
+        let database = try SQLiteDatabase(path: historyPath, flags: SQLITE_OPEN_READWRITE)
+        for (n, (duration, connected)) in [("1e19", "NULL"), ("5", "-1e300"), ("-1e999", "1e999")].enumerated() {
+            try database.execute("""
+                INSERT INTO calls (call_id, backend, modem, path, state, direction, number, name, multiparty, initial, \
+                resumed, missed, first_seen, connected_at, ended_at, duration) VALUES ('call-\(n)', 'modemmanager', '', '', \
+                'disconnected', 'incoming', '+1555011\(n)', '', 0, 0, 0, 0, 1780000000, \(connected), 1780000100, \(duration))
+                """)
+        }
+        try database.execute("""
+            INSERT INTO calls (call_id, backend, modem, path, state, direction, number, name, multiparty, initial, resumed, \
+            missed, first_seen, connected_at) VALUES ('live', 'modemmanager', '', '', 'connected', 'incoming', '+15550119', '', \
+            0, 0, 0, 0, 1780000000, -1e300)
+            """)
+        database.close()
+
+        let text = try log()
+        XCTAssertEqual(text.status, .exited(0), text.errors)
+        let lines = text.output.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 5, text.output)
+        XCTAssertTrue(lines.contains { $0.contains("+15550110") && !$0.contains("after") }, "no duration: \(text.output)")
+        XCTAssertTrue(lines.contains { $0.contains("+15550111") && $0.contains("after 5.0 s") }, text.output)
+        XCTAssertTrue(lines.contains { $0.contains("+15550119") && $0.contains("for ") }, text.output)
+        let json = try loggedCalls()
+        XCTAssertEqual(json.count, 4)
+        XCTAssertTrue(json.allSatisfy { $0["connected_at"] is NSNull }, "\(json)")
+        XCTAssertEqual(json.filter { $0["duration"] is NSNull }.count, 3, "\(json)")
+        let csv = try log(["--csv"])
+        XCTAssertEqual(csv.status, .exited(0), csv.errors)
+        XCTAssertEqual(csv.output.components(separatedBy: "\r\n").count, 6, csv.output)
+    }
+
+    /// A read-only file system under the state directory (a read-only bind mount, in telwatch's
+    /// own mount namespace): the lock an earlier start left is taken read-only, the calls are
+    /// kept, and written once the file system is read-write again. `doctor` names the real cause.
+    func testAReadOnlyStateDirectoryKeepsTheCallsAndWritesThemOnceItIsWritable() throws {
+        guard geteuid() == 0 else { throw XCTSkip("needs root for unshare -m and a read-only bind mount") }
+        try startModemManager()
+        let seed = try startWatch()
+        try hangUp(seed, try answeredCall(seed, "+15550131"))
+        stop(seed)
+        let readOnly = ["unshare", "-m", "--propagation", "private", "sh", "-c",
+                        "mount --bind \"$0\" \"$0\" && mount -o remount,bind,ro \"$0\" && exec \"$@\"", stateDirectory]
+
+        let doctor = try fixture.run(readOnly + [Self.telwatch, "doctor", "--bus", fixture.address, "--backend", "modemmanager",
+                                                 "--state-dir", stateDirectory])
+        XCTAssertTrue(doctor.output.contains("✘ state directory \(stateDirectory) is on a read-only file system: runs are "
+                                             + "not recorded, and the history keeps its calls in memory until it can write them"),
+                      doctor.output)
+        XCTAssertTrue(doctor.output.contains("fix: remount it read-write"), doctor.output)
+        XCTAssertFalse(doctor.output.contains("chown"), "no chown makes a read-only file system writable: \(doctor.output)")
+
+        let watch = try fixture.start(readOnly + [Self.telwatch, "--bus", fixture.address, "--json", "--backend",
+                                                  "modemmanager", "--state-dir", stateDirectory], name: "telwatch")
+        XCTAssertNotNil(nextEvent(watch, "ready", timeout: 15), watch.log())
+        try assertCallsGoOn(watch, "+15550132")
+        XCTAssertEqual(historyLines(watch), ["telwatch: history: \(historyPath) cannot be written (opened read-only: a "
+                                             + "read-only file system); the calls are kept and written once it can be written"])
+        XCTAssertFalse(watch.log().contains("cannot use the state directory"), watch.log())
+
+        // Read-write again, in telwatch's mount namespace: what it kept is written.
+        let remount = try fixture.run(["nsenter", "-t", String(watch.pid), "-m", "mount", "-o", "remount,bind,rw",
+                                       stateDirectory])
+        XCTAssertEqual(remount.status, .exited(0), remount.log)
+        try assertCallsGoOn(watch, "+15550133")
+        written(watch)
+        XCTAssertEqual(historyLines(watch).last, "telwatch: history: writing to \(historyPath) again")
+        stop(watch)
+        XCTAssertEqual(try loggedCalls().map { $0["number"] as? String }, ["+15550133", "+15550132", "+15550131"])
+        try integrityCheck()
+    }
+
+    /// A state directory that is a file, or one asked for that does not exist: said, not taken
+    /// for an empty history or a writable directory.
+    func testAStateDirectoryThatIsAFileOrIsMissingIsSaidByLogAndDoctor() throws {
+        try startModemManager()
+        try Files.write(stateDirectory, "not a directory\n")
+        let read = try log()
+        XCTAssertEqual(read.status, .exited(1), read.output)
+        XCTAssertEqual(read.errors, "telwatch: log: state directory \(stateDirectory) is a regular file, not a directory; "
+                       + "pass the one telwatch keeps its state in (--state-dir)\n")
+        let doctor = try runToEnd(["doctor", "--bus", fixture.address, "--backend", "modemmanager", "--state-dir", stateDirectory])
+        XCTAssertEqual(doctor.status, .exited(4), doctor.output)
+        XCTAssertTrue(doctor.output.contains("✘ state directory \(stateDirectory) is a regular file, not a directory: "
+                                             + "telwatch runs without one"), doctor.output)
+        XCTAssertFalse(doctor.output.contains("✔ state directory"), doctor.output)
+        XCTAssertFalse(doctor.output.contains("will be created"), doctor.output)
+        let below = try runToEnd(["log", "--state-dir", stateDirectory + "/below"])
+        XCTAssertEqual(below.status, .exited(1), below.output)
+        XCTAssertTrue(below.errors.contains("a part of its path is not a directory"), below.errors)
+
+        let missing = fixture.directory + "/no-such-state"
+        let gone = try runToEnd(["log", "--state-dir", missing])
+        XCTAssertEqual(gone.status, .exited(1), gone.output)
+        XCTAssertEqual(gone.output, "")
+        XCTAssertEqual(gone.errors, "telwatch: log: state directory \(missing) does not exist: no telwatch has kept its "
+                       + "state there; pass the one it runs with (--state-dir, or state-dir in the config file)\n")
     }
 
     // MARK: Reading, and turning it off
@@ -477,9 +622,25 @@ final class HistoryCommandTests: CommandTestCase {
         XCTAssertTrue(doctor.output.contains("call history is off"), doctor.output)
     }
 
+    /// Without `--state-dir`, `log` asks the service on the bus it is given for its directory,
+    /// as `status` and `events` do.
+    func testLogFindsTheServiceOnTheBusItIsGiven() throws {
+        try startModemManager()
+        let watch = try startWatch()
+        try hangUp(watch, try answeredCall(watch, "+15550121"))
+        written(watch)
+        let found = try runToEnd(["log", "--json", "--bus", fixture.address])
+        XCTAssertEqual(found.status, .exited(0), found.errors)
+        XCTAssertTrue(found.errors.contains("log: state directory \(stateDirectory) (the running service's (pid \(watch.pid)))"),
+                      found.errors)
+        XCTAssertEqual(found.output.split(separator: "\n").compactMap { JSONLine.object(String($0))?["number"] as? String },
+                       ["+15550121"])
+        stop(watch)
+    }
+
     func testLogRefusesNonsenseWithOneLine() throws {
         for arguments in [["--limit", "0"], ["--since", "yesterday"], ["--json", "--csv"], ["--number", ""],
-                          ["--missed=yes"], ["--bus", "system"]] {
+                          ["--missed=yes"], ["--bus"]] {
             let result = try log(arguments)
             XCTAssertEqual(result.status, .exited(2), "\(arguments): \(result.errors)")
             XCTAssertEqual(result.errors.split(separator: "\n").count, 1, "\(arguments): \(result.errors)")

@@ -61,6 +61,15 @@ final class HistoryFormatTests: UTCTestCase {
         XCTAssertTrue(text(row(), redact: true).contains(" **********01 "))
     }
 
+    /// Any column is anyone's in the group-writable file, the call id too (found by the history-row fuzz target).
+    func testAHostileCallIDIsEscapedToo() {
+        var hostile = row()
+        hostile.callID = "\n\u{1B}[2J"
+        let line = text(hostile)
+        XCTAssertFalse(line.contains("\n") || line.contains("\u{1B}"), line)
+        XCTAssertTrue(line.contains(#" \n\e[2J "#), line)
+    }
+
     func testCSVQuotesWhatNeedsItAndGuardsFormulas() {
         XCTAssertEqual(CSVRecord.quoted("plain"), "plain")
         XCTAssertEqual(CSVRecord.quoted("a,b"), "\"a,b\"")

@@ -44,7 +44,7 @@ _telwatch() {
         status) options="--backend --bus --json --state-dir --api-bus --help" ;;
         events) options="--bus --json --api-bus --verbose -v --config --help" ;;
         doctor) options="--backend --bus --inhibit --hooks --screening --sleep-delay-lock --state-dir --no-history --feedback --call-audio --notify --session-bus --config --user --help" ;;
-        log) options="--json --state-dir --redact-numbers --config --missed --unseen --screened --since --number --limit --csv --mark-seen --help" ;;
+        log) options="--bus --json --state-dir --redact-numbers --api-bus --config --missed --unseen --screened --since --number --limit --csv --mark-seen --help" ;;
         block) options="--screening --config --help" ;;
         allow) options="--screening --config --help" ;;
         simulate) options="--bus --modems --exit --help" ;;

@@ -13,6 +13,10 @@ import Pipeline
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
     if let record = RunRecord(encoded: text) {
+        // Read back by status (a sum, an hour) and by the recovery (a signal to a process group).
+        precondition(record.startedAt.isFinite && record.updatedAt.isFinite && record.lease?.isFinite != false
+                     && record.leaseExpiresAt?.isFinite != false, "a time that is no number")
+        precondition((record.command?.pid ?? 2) > 1, "a command pid of \(record.command?.pid ?? 0)")
         let written = record.encoded
         precondition(RunRecord(encoded: written)?.encoded == written, "a run record does not survive a round trip")
     }

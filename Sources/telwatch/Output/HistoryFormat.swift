@@ -18,7 +18,7 @@ struct HistoryFormat {
             + TerminalText.field(schema.number(row.number)).padded(to: 16) + " "
             + HistoryFormat.outcome(row).padded(to: 10) + " "
             + lasted(row).padded(to: 14) + " "
-            + String(row.callID.prefix(8)) + " " + TerminalText.field(row.backend) + " "
+            + TerminalText.field(String(row.callID.prefix(8))) + " " + TerminalText.field(row.backend) + " "
             + CallEventFormat.shortModem(TerminalText.escape(row.modem))
         if !row.name.isEmpty { line += " name=" + TerminalText.field(row.name) }
         if let reason = row.reason, !row.isLive { line += " reason=" + TerminalText.field(reason) }

@@ -117,7 +117,7 @@ enum OptionTable {
         OptionSpec("--backend", "auto|modemmanager|ofono", "which stacks to follow (default auto: whichever run)",
                    commands: [.watch, .status, .doctor], key: "backend", change: .restart, kind: .words(backends)),
         OptionSpec("--bus", "system|session|ADDRESS", "the bus (default system)",
-                   commands: [.watch, .status, .events, .doctor], key: "bus", change: .restart, kind: .words(buses)),
+                   commands: [.watch, .status, .events, .doctor, .log], key: "bus", change: .restart, kind: .words(buses)),
         OptionSpec("--bus", "system|session|ADDRESS", "the bus to own ModemManager's name on (default session)",
                    commands: [.simulate], kind: .words(buses)),
         OptionSpec("--json", "JSON Lines instead of text (schema in the README)",
@@ -182,7 +182,7 @@ enum OptionTable {
         OptionSpec("--no-api", "do not own io.telwatch.Monitor1, the D-Bus API that telwatch status and telwatch "
                    + "events ask (config file: api = false)", commands: watchLike, key: "api", change: .restart),
         OptionSpec("--api-bus", "system|session", "the API's bus (default: the bus watched)",
-                   commands: [.watch, .status, .events], key: "api-bus", change: .restart, kind: .words(buses)),
+                   commands: [.watch, .status, .events, .log], key: "api-bus", change: .restart, kind: .words(buses)),
         OptionSpec("--mqtt", "mqtt[s]://HOST[:PORT]", "also publish to an MQTT broker: retained TOPIC/status, /calls, "
                    + "/run, /state; every event on /events", commands: watchLike, key: "mqtt", change: .restart),
         OptionSpec("--mqtt-topic", "TOPIC", "the topics' root (default telwatch/%h, %h the host name)",
