@@ -48,7 +48,10 @@ public enum ScreeningListEdit {
             if lineNumber == 1, end < bytes.count, end > start, bytes[end - 1] == carriageReturn {
                 lineEnd = [carriageReturn, newline]
             }
-            let line = RuleLine(bytes, start..<end)
+            // A byte-order mark before the first line stays, and is no part of its first word.
+            let skipped = lineNumber == 1 && bytes.starts(with: ScreeningRules.byteOrderMark)
+                ? ScreeningRules.byteOrderMark.count : 0
+            let line = RuleLine(bytes, start + skipped..<end)
             if line.list == list, line.action == .reject, line.numbers.contains(where: { same(bytes[$0], number) }) {
                 listed = true
             }

@@ -192,7 +192,7 @@ extension ScreeningRules {
     public static func parse(_ bytes: [UInt8], path: String,
                              readFile: (String) throws -> [UInt8]) throws(ScreeningFileError) -> ScreeningRules {
         var rules = ScreeningRules()
-        let lines = splitLines(bytes)
+        let lines = splitLines(withoutByteOrderMark(bytes))
         for (index, raw) in lines.enumerated() {
             let number = index + 1
             let source = "\(path):\(number)"
@@ -213,9 +213,8 @@ extension ScreeningRules {
                 }
                 guard !words.isEmpty else { throw fail("\(keyword) needs at least one number or prefix (+1900*)") }
                 for word in words {
-                    guard let entry = entry(Array(word.utf8)) else {
-                        throw fail("\(quoted(word)) is not a number or a prefix (digits, then * for a prefix)")
-                    }
+                    let entry = Array(word.utf8)
+                    if let refusal = refusal(ofEntry: entry) { throw fail("\(quoted(word)) is \(refusal)") }
                     if keyword == "allow" { rules.allowed.add(entry, source: source) } else {
                         rules.blocked[action, default: NumberList()].add(entry, source: source)
                     }
@@ -271,19 +270,22 @@ extension ScreeningRules {
     /// A list file: one number or prefix a line, `#` comments; a line that is not one (control
     /// characters, too long, not digits) refuses the whole file with its line number.
     static func readList(_ bytes: [UInt8], path: String, into list: inout NumberList) throws(ScreeningFileError) {
-        let lines = splitLines(bytes)
+        let lines = splitLines(withoutByteOrderMark(bytes))
         list.reserve(lines.count)
         for (index, raw) in lines.enumerated() {
             func fail(_ reason: String) -> ScreeningFileError { ScreeningFileError(file: path, line: index + 1, reason) }
             if let problem = hostile(raw, limit: longestEntry) { throw fail(problem) }
             let line = trimmed(raw)
             if line.isEmpty || line.first == UInt8(ascii: "#") { continue }
-            guard let entry = entry(Array(line)) else { throw fail(notAnEntry) }
+            let entry = Array(line)
+            if let refusal = refusal(ofEntry: entry) { throw fail(refusal) }
             list.add(entry, source: path)
         }
     }
 
     private static let notAnEntry = "not a number or a prefix (digits, then * for a prefix)"
+    private static let everyNumber = "a prefix that matches every number (00 is read as +): "
+        + "give at least a country code, such as +1900*"
 
     /// One entry as a list file's line would hold it (`telwatch block NUMBER`): the entry with
     /// its blanks taken out, or why a list file would refuse that line.
@@ -291,25 +293,40 @@ extension ScreeningRules {
         if let problem = hostile(raw[...], limit: longestEntry, what: "a number") {
             return .failure(RefusedEntry(reason: problem))
         }
-        guard let entry = entry(Array(trimmed(raw[...]))) else { return .failure(RefusedEntry(reason: notAnEntry)) }
+        let entry = Array(trimmed(raw[...]))
+        if let refusal = refusal(ofEntry: entry) { return .failure(RefusedEntry(reason: refusal)) }
         return .success(entry.filter { $0 != 0x20 && $0 != 0x09 })
     }
 
-    /// A number or prefix as written (`+49 171-123`, `0900*`), or nil: `+` first, digits and
-    /// the separators `-.()` and spaces, at least one digit, and `*` only last.
-    static func entry(_ bytes: [UInt8]) -> [UInt8]? {
+    /// A number or prefix as written (`+49 171-123`, `0900*`), or nil (`refusal(ofEntry:)`).
+    static func entry(_ bytes: [UInt8]) -> [UInt8]? { refusal(ofEntry: bytes) == nil ? bytes : nil }
+
+    /// Why `bytes` is no number or prefix, or nil: an entry is `+` first, digits and the
+    /// separators `-.()` and spaces, at least one digit, and `*` only last; a prefix must keep a
+    /// digit once `00` is read as `+`, or it would match every caller (`+*`, `00*`).
+    static func refusal(ofEntry bytes: [UInt8]) -> String? {
         var digits = 0
         for (index, byte) in bytes.enumerated() {
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"): digits += 1
-            case UInt8(ascii: "+"): if index != 0 { return nil }
-            case UInt8(ascii: "*"): if index != bytes.count - 1 { return nil }
+            case UInt8(ascii: "+"): if index != 0 { return notAnEntry }
+            case UInt8(ascii: "*"): if index != bytes.count - 1 { return notAnEntry }
             case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: " "): break
-            default: return nil
+            default: return notAnEntry
             }
         }
-        return digits > 0 && digits <= 20 ? bytes : nil
+        if bytes.last == UInt8(ascii: "*"), !NumberList.canonical(bytes).contains(where: { $0 != UInt8(ascii: "+") }) {
+            return everyNumber
+        }
+        return digits > 0 && digits <= 20 ? nil : notAnEntry
     }
+
+    /// A UTF-8 byte-order mark at the start, which some editors write, is no part of the first line.
+    static func withoutByteOrderMark(_ bytes: [UInt8]) -> [UInt8] {
+        bytes.starts(with: byteOrderMark) ? Array(bytes.dropFirst(byteOrderMark.count)) : bytes
+    }
+
+    static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
 
     /// Why a line is refused before it is read, or nil.
     private static func hostile(_ line: ArraySlice<UInt8>, limit: Int, what: String = "a line") -> String? {

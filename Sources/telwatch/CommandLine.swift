@@ -1,10 +1,11 @@
 /// Options as every command reads them: `telwatch [watch]` takes them all; `status`, `doctor` and
 /// `demo` take the ones they name, with the same meaning, plus their own (`own`). The config file
-/// is read first wherever `--config` stands, so every flag overrides it. Returns nil for `--help`.
+/// is read first wherever `--config` stands, so every flag overrides it; without one, `service`
+/// (the service's configuration) is. Returns nil for `--help`.
 enum WatchArguments {
     static func parse(
         _ arguments: [String], command: String? = nil, accepting accepted: Set<String>? = nil,
-        own: (String, inout ArgumentCursor) throws -> Bool = { _, _ in false }
+        service: ServiceConfiguration? = nil, own: (String, inout ArgumentCursor) throws -> Bool = { _, _ in false }
     ) throws -> WatchOptions? {
         let seeHelp = "(see telwatch \(command.map { $0 + " " } ?? "")--help)"
         // `watch` takes every option of the table, and knows the config-only ones and a stray `--`
@@ -17,6 +18,10 @@ enum WatchArguments {
             if argument == "--config", accepted.contains(argument) {
                 try options.load(configFile: try scan.value(for: argument))
             }
+        }
+        if let service, !ServiceConfiguration.isConfigGiven(arguments),
+           !arguments.contains(where: { $0 == "--help" || $0 == "-h" }) {
+            try service.load(into: &options)
         }
         var cursor = ArgumentCursor(arguments)
         var verbosityFlag: (flag: String, verbosity: WatchOptions.Verbosity)?
@@ -79,10 +84,11 @@ enum WatchArguments {
     /// the exit status comes back instead of options.
     static func parseOrExit(
         _ arguments: [String], command: String? = nil, accepting accepted: Set<String>? = nil, help: String,
-        own: (String, inout ArgumentCursor) throws -> Bool = { _, _ in false }
+        service: ServiceConfiguration? = nil, own: (String, inout ArgumentCursor) throws -> Bool = { _, _ in false }
     ) -> Result<WatchOptions, ExitCode> {
         do {
-            guard let options = try parse(arguments, command: command, accepting: accepted, own: own) else {
+            guard let options = try parse(arguments, command: command, accepting: accepted, service: service,
+                                          own: own) else {
                 LineWriter(fd: 1).write(help)
                 return .failure(ExitCode(ExitStatus.success.code))
             }
@@ -212,18 +218,20 @@ enum Help {
         \(OptionHelp.usage(for: command, operands: "NUMBER…"))
 
         Puts each NUMBER (or prefix, such as +1900*) on the \(command.rawValue) list of the screening rules
-        file that telwatch watch reads (--screening FILE, or screening = FILE in the --config file):
+        file that telwatch watch reads (--screening FILE, or screening = FILE in the --config file; given
+        neither, the service's: as root, the one /etc/telwatch/telwatch.conf names; as another user, the
+        user unit's ~/.config/telwatch/screening.conf):
         appends a line `\(line)` and takes the number out of the \(opposite) lines, so block and allow
         undo each other. Every other line stays as it was. The file is replaced by a rename, which a
         running telwatch reads at once. A NUMBER is checked as a list file's line is (docs/screening.md).
 
         \(OptionHelp.list(for: command))
         exit status: 0 done (also when a number was listed already); 1 the file cannot be read or
-        written, or it does not parse (screening is off until it is fixed); 2 bad usage, a bad NUMBER
-        or no rules file.
+        written, or the daemon would not load it (it does not parse, or the edit would make it larger
+        than 1048576 bytes): nothing is written; 2 bad usage, a bad NUMBER or no rules file.
 
         examples:
-          sudo telwatch \(command.rawValue) --config /etc/telwatch/telwatch.conf +19005550100
+          sudo telwatch \(command.rawValue) +19005550100
           telwatch \(command.rawValue) --screening ~/.config/telwatch/screening.conf '+1900*' 0171-1234567
         """
     }

@@ -30,6 +30,8 @@ enum ConfigFile {
         // A setting given twice is a mistake (which one did the user mean?), except hooks and
         // call-scoped commands, of which there may be several.
         var firstLine: [String: Int] = [:]
+        // A UTF-8 byte-order mark, which some editors write first, is no part of the first key.
+        let text = text.unicodeScalars.first == "\u{FEFF}" ? String(text.unicodeScalars.dropFirst()) : text
         for (index, rawLine) in lines(of: text).enumerated() {
             let number = index + 1
             let line = rawLine.trimmingSpaces()

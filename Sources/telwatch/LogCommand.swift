@@ -18,8 +18,8 @@ enum LogCommand {
         var query = HistoryQuery()
         var csv = false
         var markSeen = false
-        let parsed = WatchArguments.parseOrExit(arguments, command: "log", accepting: acceptedOptions, help: Help.log) {
-            argument, cursor in
+        let parsed = WatchArguments.parseOrExit(arguments, command: "log", accepting: acceptedOptions, help: Help.log,
+                                                service: ServiceConfiguration.find()) { argument, cursor in
             switch argument {
             case "--missed": try cursor.noValue(for: argument); query.missedOnly = true
             case "--unseen": try cursor.noValue(for: argument); query.unseenOnly = true

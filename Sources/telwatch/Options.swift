@@ -259,7 +259,7 @@ extension WatchOptions {
         }
         let (entries, mistake) = ConfigFile.entries(of: text)
         for entry in entries {
-            do { try set(entry.key, entry.value) } catch let error as UsageError {
+            do { try set(entry.key, ConfigFilePaths.value(of: entry, in: path)) } catch let error as UsageError {
                 throw UsageError("\(path):\(entry.line): \(error.description)")
             }
         }

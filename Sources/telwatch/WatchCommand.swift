@@ -43,8 +43,9 @@ enum DoctorCommand {
             return ExitStatus.usage.code
         }
         let options: WatchOptions
+        // After `--user`: the service's configuration is found as that account.
         switch WatchArguments.parseOrExit(arguments, command: "doctor", accepting: acceptedOptions, help: Help.doctor,
-                                          own: { argument, cursor in
+                                          service: ServiceConfiguration.find(), own: { argument, cursor in
                                               guard argument == "--user" else { return false }
                                               _ = try cursor.value(for: argument)
                                               return true

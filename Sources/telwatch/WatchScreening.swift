@@ -57,16 +57,31 @@ final class WatchScreening {
         let text: String
     }
 
+    /// The largest rules file read (docs/screening.md, "Sizes"): rules are written by hand and
+    /// read whole on the loop's thread at every change; long lists belong in list files.
+    static let rulesSizeLimit = 1 << 20
+
     /// The rules of `path` as the daemon reads them (`telwatch doctor` reads them so too).
     static func read(_ path: String) -> Result<ScreeningRules, Unusable> {
-        do {
-            let bytes = try SmallFile.read(path, limit: 1 << 20)
-            let rules = try ScreeningRules.parse(bytes, path: path) { list in
-                try SmallFile.read(list, limit: ScreeningRules.listSizeLimit)
-            }
-            return .success(rules)
-        } catch let error as SmallFile.Failure {
+        let bytes: [UInt8]
+        do { bytes = try SmallFile.read(path, limit: rulesSizeLimit) } catch {
             return .failure(Unusable(text: "cannot read \(path): \(error.reason)"))
+        }
+        return rules(bytes, path: path)
+    }
+
+    /// The rules `bytes` would be as the file `path`, by the daemon's limits and parser: what
+    /// `telwatch block` checks before it replaces the file.
+    static func rules(_ bytes: [UInt8], path: String) -> Result<ScreeningRules, Unusable> {
+        guard bytes.count <= rulesSizeLimit else {
+            return .failure(Unusable(text: "\(path) would be \(bytes.count) bytes, larger than the \(rulesSizeLimit) bytes "
+                                     + "telwatch reads as a rules file (a block-list file holds up to "
+                                     + "\(ScreeningRules.listSizeLimit) bytes)"))
+        }
+        do {
+            return .success(try ScreeningRules.parse(bytes, path: path) { list in
+                try SmallFile.read(list, limit: ScreeningRules.listSizeLimit)
+            })
         } catch {
             return .failure(Unusable(text: "\(error)"))
         }

@@ -98,6 +98,15 @@ final class ScreeningListEditTests: XCTestCase {
         XCTAssertFalse(put("+1555", on: .block, in: "block reject +1555\n").change.changed)
     }
 
+    /// The byte-order mark stays where it is, and the first line behind it is read as a rule.
+    func testTheFirstLineBehindAByteOrderMarkIsEditedAsAnyLine() {
+        let bom = "\u{FEFF}"
+        let (after, change) = put("+1555", on: .allow, in: bom + "block +1555 +1666\n")
+        XCTAssertEqual(after, bom + "block +1666\nallow +1555\n")
+        XCTAssertEqual(change.takenOut, [1])
+        XCTAssertEqual(put("+1666", on: .block, in: bom + "block +1666\n").change.appended, false, "already blocked")
+    }
+
     func testOtherRulesAndCommentsAreNeverTouched() {
         let before = "# allow +1555\nblock-list +1555\nallow-list friends.txt # allow +1555\nunknown silence\n"
         XCTAssertEqual(put("+1555", on: .block, in: before).text, before + "block +1555\n")

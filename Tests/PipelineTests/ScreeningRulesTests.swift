@@ -93,6 +93,37 @@ final class ScreeningRulesTests: XCTestCase {
         XCTAssertEqual(refusal("except repeat 15\n"), "/r.conf:1: except repeat takes minutes, such as 15m")
     }
 
+    /// `+*` was refused but `00*`, which is `+*` once `00` is read as `+`, matched every
+    /// international caller: every form of a prefix that keeps no digit is refused alike.
+    func testAPrefixThatMatchesEveryNumberIsRefusedInEveryForm() {
+        let every = "a prefix that matches every number (00 is read as +): give at least a country code, such as +1900*"
+        for prefix in ["+*", "00*", "0-0*", "(00)*", "*", "-*"] {
+            XCTAssertEqual(refusal("block \(prefix)\n"), "/r.conf:1: '\(prefix)' is \(every)", prefix)
+            XCTAssertEqual(refusal("allow-list /l.txt\n", lists: ["/l.txt": Array("+1555\n\(prefix)\n".utf8)]),
+                           "/l.txt:2: \(every)", prefix)
+            guard case .failure(let refused) = ScreeningRules.listEntry(Array(prefix.utf8)) else {
+                XCTFail("\(prefix) taken by telwatch block")
+                continue
+            }
+            XCTAssertEqual(refused.reason, every, prefix)
+        }
+        let screening = rules("block 001* 0*\n")
+        XCTAssertEqual(decide(screening, "+12125550100")?.action, .reject, "001* is +1*")
+        XCTAssertNil(decide(screening, "+442079460000"))
+        XCTAssertEqual(decide(screening, "02079460000")?.action, .reject, "0*: national numbers only, still taken")
+    }
+
+    /// A UTF-8 byte-order mark (Windows' Notepad writes one) gave `unknown rule '?block'` and
+    /// turned screening off.
+    func testAByteOrderMarkAtTheStartIsNoPartOfTheFirstLine() {
+        let bom = "\u{FEFF}"
+        let screening = rules(bom + "block +1900*\nblock-list /l.txt\n", lists: ["/l.txt": bom + "+1555\n"])
+        XCTAssertEqual(decide(screening, "+19005550100")?.action, .reject)
+        XCTAssertEqual(decide(screening, "+1555")?.source, "/l.txt")
+        XCTAssertEqual(refusal("block +1\n" + bom + "block +2\n")?.hasPrefix("/r.conf:2: unknown rule"), true,
+                       "only at the start of the file")
+    }
+
     func testABigListLoadsQuickly() {
         var text = ""
         for index in 0..<10_000 { text += "+4930\(1_000_000 + index)\n" }

@@ -197,21 +197,21 @@ check events-outsider "exit $rc, one line: $(echo "$out" | one_line)" \
 
 # ---------------------------------------------------------------------------------------------
 say "3b. call screening as packaged: the service hangs up a blocked caller, polkit allowing the telwatch user"
-# The packaged polkit rule alone lets the service's account hang up at ModemManager (the test's
-# own rule above is for root); a rules file and `screening =` are all the administrator adds.
+# The package names an empty rules file; `telwatch block NUMBER`, typed as root, is all the
+# administrator does: the running service reads the edit at once.
 blocked=+15550009999
-cp /etc/telwatch/telwatch.conf "$work/telwatch.conf.before-screening"
-printf '# the system test\nblock %s\n' "$blocked" > /etc/telwatch/screening.conf
-chmod 644 /etc/telwatch/screening.conf
-echo 'screening = /etc/telwatch/screening.conf' >> /etc/telwatch/telwatch.conf
+cp -p /etc/telwatch/screening.conf "$work/screening.conf.packaged"
 t=$(date +%s)
-timeout 30 systemctl reload telwatch
-wait_for 20 telwatch_journal_has "$t" "reloaded the configuration"; reloaded=$?
+out=$(telwatch block "$blocked" 2>&1); rc=$?
+check screening-block "telwatch block $blocked as typed, exit $rc: $(echo "$out" | one_line)" \
+    test $rc -eq 0 -a "$out" = "blocked $blocked in /etc/telwatch/screening.conf"
+mode=$(stat -c '%U:%G %a' /etc/telwatch/screening.conf)
+check screening-block-mode "the rules file stays root's, 0644: $mode" test "$mode" = "root:root 644"
+sleep 2
 warned=$(journal_since "$t" -u telwatch | grep 'screening:' | one_line)
-check screening-config "screening = /etc/telwatch/screening.conf taken on reload${warned:+: $warned}" \
-    test $reloaded -eq 0 -a -z "$warned"
+check screening-config "the service read the edit without a word${warned:+: $warned}" test -z "$warned"
 
-out=$(telwatch doctor --user telwatch --config /etc/telwatch/telwatch.conf 2>&1); rc=$?
+out=$(telwatch doctor --user telwatch 2>&1); rc=$?
 line=$(echo "$out" | grep -m 1 'screening' | one_line)
 check screening-doctor "telwatch doctor --user telwatch, exit $rc: ${line:-no screening line: $(echo "$out" | one_line)}" \
     sh -c 'echo "$1" | grep -q "^✔ screening /etc/telwatch/screening.conf: rules read (1 number or prefix listed); it may hang up calls as this user (polkit allows ModemManager.s org.freedesktop.ModemManager1.Voice)$"' sh "$line"
@@ -254,9 +254,7 @@ fi
 check screening-events "telwatch events --json: $detail" \
     sh -c 'for part in "\"number\":\"$2\"" "\"action\":\"reject\"" "\"rule\":\"block\"" "\"hangup\":\"requested\""; do
         case "$1" in *"$part"*) ;; *) exit 1 ;; esac; done' sh "$screened" "$blocked"
-cp "$work/telwatch.conf.before-screening" /etc/telwatch/telwatch.conf
-rm -f /etc/telwatch/screening.conf
-timeout 30 systemctl reload telwatch
+cp -p "$work/screening.conf.packaged" /etc/telwatch/screening.conf
 wait_for 30 lock_gone
 
 # ---------------------------------------------------------------------------------------------
@@ -438,6 +436,9 @@ timeout 90 runuser -u phone -- env XDG_RUNTIME_DIR="/run/user/$uid" DBUS_SESSION
 state="$(as_phone systemctl --user show -p ActiveState,SubState,StatusText telwatch | one_line)"
 check phone-unit "systemctl --user enable --now telwatch exit $rc: $state" \
     sh -c '[ $1 -eq 0 ] && echo "$2" | grep -q "ActiveState=active SubState=running"' sh $rc "$state"
+out=$(as_phone telwatch block +15550008888 2>&1); rc=$?
+check phone-block "telwatch block as the phone's user, exit $rc: $(echo "$out" | one_line)" \
+    test $rc -eq 0 -a "$out" = "blocked +15550008888 in /home/phone/.config/telwatch/screening.conf"
 sleep 2
 number=+15550007777
 atctl ring "$number" >/dev/null

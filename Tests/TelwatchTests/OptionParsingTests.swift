@@ -240,6 +240,32 @@ final class OptionParsingTests: XCTestCase {
                        "\(windows):3: --lease takes a duration from 10s up to a year, such as 30, 90s, 5m or 1h, not 'soon'")
     }
 
+    /// A byte-order mark that an editor wrote first gave `unknown setting '\u{FEFF}backend'`.
+    func testAByteOrderMarkBeforeTheFirstKeyIsTaken() throws {
+        let path = try config("\u{FEFF}backend = ofono\njson = true\n")
+        let options = try parse(["--config", path])
+        XCTAssertEqual(options.backend, .ofono)
+        XCTAssertTrue(options.json)
+    }
+
+    /// `screening = rel-rules.conf` named a file in the command's current directory (`/` for the
+    /// service, and for `telwatch block` run from `/`): a relative path in the config file is
+    /// taken from the config file's directory; on the command line, from the current one.
+    func testARelativePathInTheConfigFileIsTakenFromItsDirectory() throws {
+        let path = try config("screening = rel-rules.conf\ncontacts = people/book.vcf\nhooks = hooks\n"
+                              + "mqtt-credentials = mqtt.secret\n")
+        let options = try parse(["--config", path])
+        XCTAssertEqual(options.screeningFile, directory + "/rel-rules.conf")
+        XCTAssertEqual(options.contactsFile, directory + "/people/book.vcf")
+        XCTAssertEqual(options.hooksDirectory, directory + "/hooks")
+        XCTAssertEqual(options.mqtt.credentialsFile, directory + "/mqtt.secret")
+        XCTAssertEqual(try parse(["--config", path, "--screening", "mine.conf"]).screeningFile, "mine.conf")
+        XCTAssertEqual(try parse(["--config", try config("screening = /etc/telwatch/screening.conf\n", name: "abs.conf")])
+            .screeningFile, "/etc/telwatch/screening.conf")
+        let state = try config("state-dir = state\n", name: "state.conf")
+        XCTAssertEqual(usageError(["--config", state]), "\(state):1: --state-dir takes an absolute directory path, not 'state'")
+    }
+
     func testTheShippedConfigFileParses() throws {
         let options = try parse(["--config", Repository.path("dist/telwatch.conf")])
         XCTAssertEqual(options.backend, .auto)

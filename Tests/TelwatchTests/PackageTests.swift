@@ -71,6 +71,7 @@ final class PackageTests: XCTestCase {
                          "/usr/share/dbus-1/system.d/telwatch-ofono.conf",
                          "/usr/share/dbus-1/system.d/io.telwatch.Monitor1.conf",
                          "/usr/share/dbus-1/interfaces/io.telwatch.Monitor1.xml", "/etc/telwatch/telwatch.conf",
+                         "/etc/telwatch/screening.conf",
                          "/usr/share/doc/telwatch/copyright", "/usr/share/doc/telwatch/changelog.gz",
                          "/usr/share/doc/telwatch/examples/hooks/missed",
                          "/usr/share/doc/telwatch/examples/openrc/telwatch"] {
@@ -82,7 +83,12 @@ final class PackageTests: XCTestCase {
             XCTAssertTrue(files.contains("/usr/share/man/man\(section)/\(page).gz"), page)
         }
         let control = try Command.run(["dpkg-deb", "-I", package.deb, "conffiles"])
-        XCTAssertEqual(control.output.trimmingCharacters(in: .whitespacesAndNewlines), "/etc/telwatch/telwatch.conf")
+        XCTAssertEqual(control.output.split(separator: "\n").map(String.init).sorted(),
+                       ["/etc/telwatch/screening.conf", "/etc/telwatch/telwatch.conf"])
+        // Root's to edit (`sudo telwatch block`), everyone's to read: the service reads it as telwatch.
+        let rules = listing.output.split(separator: "\n").first { $0.hasSuffix(" ./etc/telwatch/screening.conf") }
+        XCTAssertEqual(rules?.split(separator: " ").prefix(2).joined(separator: " "), "-rw-r--r-- root/root",
+                       String(describing: rules))
         let depends = try Command.run(["dpkg-deb", "-f", package.deb, "Depends"]).output
         for library in ["libc6", "libdbus-1-3", "libsqlite3-0"] {
             XCTAssertTrue(depends.contains(library), depends)

@@ -95,15 +95,44 @@ final class ScreeningListCommandTests: CommandTestCase {
     func testWithoutARulesFileItSaysHowToNameOne() throws {
         let config = logind.directory + "/telwatch.conf"
         try Files.write(config, "backend = auto\n")
-        for arguments in [["block", "+15550100"], ["allow", "--config", config, "+15550100"]] {
-            let result = try edit(arguments)
-            XCTAssertEqual(result.status, .exited(2), result.errors)
-            XCTAssertEqual(result.output, "")
-            let lines = result.errors.split(separator: "\n")
-            XCTAssertEqual(lines.count, 1, result.errors)
-            XCTAssertTrue(lines.first?.contains("\(arguments[0]): no rules file: give --screening FILE, or --config FILE "
-                                                + "whose screening = FILE names one") == true, result.errors)
-        }
+        let result = try edit(["allow", "--config", config, "+15550100"])
+        XCTAssertEqual(result.status, .exited(2), result.errors)
+        XCTAssertEqual(result.output, "")
+        let lines = result.errors.split(separator: "\n")
+        XCTAssertEqual(lines.count, 1, result.errors)
+        XCTAssertTrue(lines.first?.contains("allow: no rules file: give --screening FILE, or --config FILE "
+                                            + "whose screening = FILE names one") == true, result.errors)
+    }
+
+    /// `telwatch block NUMBER` as a user types it: `no rules file` before. A user other than root
+    /// (and the service's account) edits its own instance's rules file, the one the user unit
+    /// gives its telwatch, made with its directory on the first edit.
+    func testAsTypedByAUserItEditsThatUsersOwnRulesFile() throws {
+        guard geteuid() == 0 else { throw XCTSkip("needs root: the user is started with setpriv --reuid") }
+        chmod(logind.directory, 0o711)
+        let home = logind.directory + "/home"
+        XCTAssertEqual(mkdir(home, 0o755), 0)
+        XCTAssertEqual(chown(home, 65534, 65534), 0)
+        let user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", "env", "-u", "XDG_CONFIG_HOME",
+                    "HOME=" + home]
+        let own = home + "/.config/telwatch/screening.conf"
+        let blocked = try edit(["block", "+15550100"], as: user)
+        XCTAssertEqual(blocked.status, .exited(0), blocked.errors)
+        XCTAssertEqual(blocked.output, "blocked +15550100 in \(own)\n")
+        XCTAssertEqual(Files.text(own), "block +15550100\n")
+        let allowed = try edit(["allow", "+15550100"], as: user)
+        XCTAssertEqual(allowed.output, "allowed +15550100 in \(own) (taken out of block on line 1)\n", allowed.errors)
+        XCTAssertEqual(Files.text(own), "allow +15550100\n")
+
+        let configHome = home + "/xdg"
+        let xdg = try edit(["block", "+15550101"], as: Array(user.dropLast(3)) + ["XDG_CONFIG_HOME=" + configHome, "HOME=" + home])
+        XCTAssertEqual(xdg.output, "blocked +15550101 in \(configHome)/telwatch/screening.conf\n", xdg.errors)
+        // --config names another configuration: its screening, or none.
+        let config = home + "/other.conf"
+        try Files.write(config, "backend = auto\n")
+        let other = try edit(["block", "--config", config, "+15550102"], as: user)
+        XCTAssertEqual(other.status, .exited(2), other.errors)
+        XCTAssertTrue(other.errors.contains("block: no rules file"), other.errors)
     }
 
     /// Another user, who may read the file but not write it: one line, exit status 1. Root keeps
@@ -154,15 +183,41 @@ final class ScreeningListCommandTests: CommandTestCase {
         XCTAssertEqual(lines.count, numbers.count + 1)
     }
 
-    /// Fail open is the daemon's rule: the edit is made, and the command says screening stays off.
-    func testAFileThatDoesNotParseIsStillEditedAndSaysScreeningIsOff() throws {
+    /// A rules file that does not parse screens nothing; an edit neither mends it nor hides it:
+    /// nothing is written, and the command says why screening is off.
+    func testAFileThatDoesNotParseIsNotEditedAndSaysScreeningIsOff() throws {
         try Files.write(rulesPath, "block +1900*\nring-twice\n")
         let result = try edit(["block", "--screening", rulesPath, "+15550100"])
         XCTAssertEqual(result.status, .exited(1), result.errors)
-        XCTAssertEqual(result.output, "blocked +15550100 in \(rulesPath)\n")
-        XCTAssertEqual(rules(), "block +1900*\nring-twice\nblock +15550100\n")
-        XCTAssertTrue(result.errors.contains("block: \(rulesPath):2: unknown rule 'ring-twice'"), result.errors)
-        XCTAssertTrue(result.errors.contains("screening is off until it is fixed: every call rings"), result.errors)
+        XCTAssertEqual(result.output, "")
+        XCTAssertEqual(rules(), "block +1900*\nring-twice\n")
+        XCTAssertEqual(result.errors, "telwatch: block: \(rulesPath):2: unknown rule 'ring-twice' (block, allow, block-list, "
+                       + "allow-list, withheld, unknown, quiet, except); nothing was written; screening is off until it "
+                       + "is fixed: every call rings\n")
+    }
+
+    /// A rules file grown to the daemon's limit: `block` said `blocked` and left a file the daemon
+    /// refused (`larger than 1048576 bytes; screening is off`), so a blocked caller rang. Now the
+    /// edit is checked with the daemon's own limit and parser first, and refused.
+    func testAnEditThatWouldMakeTheFileTooLargeForTheDaemonIsRefused() throws {
+        let limit = 1 << 20
+        let head = "block +15550199\n"
+        let padding = String(repeating: "#" + String(repeating: "-", count: 62) + "\n", count: (limit - head.utf8.count) / 64)
+        var text = head + padding
+        text += "#" + String(repeating: "-", count: limit - text.utf8.count - 2) + "\n"
+        XCTAssertEqual(text.utf8.count, limit)
+        try Files.write(rulesPath, text)
+        let before = try XCTUnwrap(Files.text(rulesPath))
+        let result = try edit(["block", "--screening", rulesPath, "+16660000001"])
+        XCTAssertEqual(result.status, .exited(1), result.errors)
+        XCTAssertEqual(result.output, "")
+        XCTAssertEqual(result.errors, "telwatch: block: \(rulesPath) would be \(limit + 19) bytes, larger than the \(limit) "
+                       + "bytes telwatch reads as a rules file (a block-list file holds up to 33554432 bytes); nothing "
+                       + "was written\n")
+        XCTAssertEqual(Files.text(rulesPath), before, "the file the daemon reads is as it was")
+        try Files.write(rulesPath, String(text.dropLast(40)) + "\n")
+        let fits = try edit(["block", "--screening", rulesPath, "+16660000001"])
+        XCTAssertEqual(fits.status, .exited(0), fits.errors)
     }
 
     /// `telwatch block N` while `telwatch watch --screening FILE` runs: its next call from N is

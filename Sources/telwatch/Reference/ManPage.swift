@@ -87,7 +87,9 @@ enum ManPage {
             + "be several. Command lines are split into words as sh splits them ('…', \"…\", backslash), but no "
             + "shell runs them: nothing is expanded. A flag given on the command line wins over the file. On SIGHUP "
             + "telwatch reads the file again: settings marked reloaded take effect at once, the others at the next "
-            + "start (telwatch says which). A file that no longer parses changes nothing.") + "\n"
+            + "start (telwatch says which). A file that no longer parses changes nothing. A relative path "
+            + "(screening, contacts, hooks, the MQTT files) is taken from the file's own directory; state-dir must "
+            + "be absolute. A UTF-8 byte-order mark at the start is passed over.") + "\n"
         text += ".SH SETTINGS\n"
         for spec in OptionTable.settings {
             guard let key = spec.key else { continue }

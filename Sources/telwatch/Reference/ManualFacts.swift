@@ -31,13 +31,20 @@ enum ManualFacts {
         ("STATE_DIRECTORY", "the state directory, as systemd's StateDirectory= sets it (the first of a list)"),
         ("XDG_STATE_HOME", "else the state directory is $XDG_STATE_HOME/telwatch"),
         ("HOME", "else ~/.local/state/telwatch"),
+        ("XDG_CONFIG_HOME", "the user unit's rules file, $XDG_CONFIG_HOME/telwatch/screening.conf (default "
+            + "~/.config), which block and allow edit run as a user other than root"),
         ("DBUS_SESSION_BUS_ADDRESS", "the session bus (--bus session, and the phone actions' bus)"),
         ("DBUS_SYSTEM_BUS_ADDRESS", "the system bus, when not the default"),
         ("TMPDIR", "where demo puts its private bus (default /tmp)"),
     ]
 
     static let files: [(path: String, meaning: String)] = [
-        ("/etc/telwatch/telwatch.conf", "the system service's settings (telwatch.conf(5))"),
+        ("/etc/telwatch/telwatch.conf", "the system service's settings (telwatch.conf(5)); block, allow, doctor and "
+            + "log read it, run as root or as telwatch, when given no --config"),
+        ("/etc/telwatch/screening.conf", "the system service's call screening rules, empty as packaged; sudo "
+            + "telwatch block and allow edit it"),
+        ("~/.config/telwatch/screening.conf", "the user unit's rules ($XDG_CONFIG_HOME/telwatch/screening.conf): "
+            + "block and allow run as that user edit it"),
         ("STATE/current-run", "the live run (mode 0640, readable by the service's group): a telwatch killed mid-run "
             + "is cleaned up after by the next one, and status shows it"),
         ("STATE/last-sleep", "the last sleep and resume (mode 0640)"),

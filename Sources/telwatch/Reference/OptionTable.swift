@@ -143,8 +143,10 @@ enum OptionTable {
                    + "allow-list, withheld, unknown, quiet, except; docs/screening.md): reject, silence, ignore or "
                    + "allow each before it rings; read again when it changes and on SIGHUP; a file that cannot be "
                    + "read screens nothing", commands: [.watch, .doctor], key: "screening", change: .reload, kind: .file),
-        OptionSpec("--screening", "FILE", "the rules file to edit (default: the config file's screening); created "
-                   + "if it does not exist", commands: [.block, .allow], kind: .file),
+        OptionSpec("--screening", "FILE", "the rules file to edit (default: the config file's screening, else the "
+                   + "service's: as root, the one /etc/telwatch/telwatch.conf names; as another user, "
+                   + "~/.config/telwatch/screening.conf, the user unit's); created if it does not exist",
+                   commands: [.block, .allow], kind: .file),
         OptionSpec("--run", "-- CMD ARGS…", "run CMD for the whole of each run (no shell); stopped with SIGTERM, then "
                    + "SIGKILL after --stop-grace (config file: run = CMD ARGS…, split as sh would)",
                    commands: watchLike, key: "run", change: .restart, kind: .command),
