@@ -106,6 +106,29 @@ final class OtherCommandTests: CommandTestCase {
         XCTAssertEqual(perCall(fromSimulator), perCall(fromMock))
     }
 
+    /// A script's numbers and echo text are text from outside: escaped on the terminal, as a
+    /// caller id is everywhere (here one that would set the window title and ring the bell).
+    func testSimulateEchoesAScriptsNumbersEscaped() throws {
+        let script = logind.directory + "/hostile.txt"
+        try "ring +1555\u{1B}]0;owned\u{7}\nclip c1 +1\u{9B}2J\necho \u{202E}hi\u{2028}x\nmissed c1\n"
+            .write(toFile: script, atomically: true, encoding: .utf8)
+        let result = try runToEnd(["simulate", "--bus", fixture.address, "--exit", script])
+        // Commands typed on stdin: a bad one is said on stdout, quoting the word.
+        let typed = try fixture.start(["/bin/sh", "-c", "printf 'ring +1 on \\033]0;x\\007\\n' | \"$0\" simulate --bus \"$1\" --exit",
+                                       Self.telwatch, fixture.address], name: "simulate")
+        let typedOutput = typed.readToEnd(timeout: 20)
+        XCTAssertNotNil(typed.wait(timeout: 5))
+        let all = result.output + typedOutput
+        let raw = all.unicodeScalars.filter {
+            ($0.value < 0x20 && $0 != "\n") || (0x7F...0x9F).contains($0.value) || [0x202E, 0x2028].contains($0.value)
+        }
+        XCTAssertTrue(raw.isEmpty, all.debugDescription)
+        XCTAssertTrue(result.output.contains(#"ringing +1555\e]0;owned\u{7}"#), result.output)
+        XCTAssertTrue(result.output.contains(#"caller id +1\u{9b}2J"#), result.output)
+        XCTAssertTrue(result.output.contains(#"simulator: \u{202e}hi\u{2028}x"#), result.output)
+        XCTAssertTrue(typedOutput.contains(#"simulator: error: line 1: '\e]0;x\u{7}' is not a modem number"#), typedOutput)
+    }
+
     /// `event state detail direction number missed` of the next `count` call events.
     private func transitions(_ process: TestProcess, count: Int) -> [String] {
         var out: [String] = []
