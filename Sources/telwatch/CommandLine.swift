@@ -143,7 +143,8 @@ enum Help {
 
     watch options:
     \(OptionHelp.list(for: .watch))
-    DURATION: seconds, or with a unit: 90s, 5m, 1h. Settings of the config file: telwatch.conf(5).
+    DURATION: digits with an optional fraction, then ms, s, m, h, d or w (90s, 1.5h, 7d); a bare
+    number is seconds; up to a year. Settings of the config file: telwatch.conf(5).
 
     signals:
     \(table(ManualFacts.signals.map { ($0.name, $0.meaning) }))
