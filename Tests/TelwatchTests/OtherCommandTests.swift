@@ -41,6 +41,30 @@ final class OtherCommandTests: CommandTestCase {
         XCTAssertTrue(result.output.contains("fix: "), result.output)
     }
 
+    /// The exit statuses say 3 for a bus that cannot be reached, for every command: doctor too,
+    /// and its help says so.
+    func testDoctorWithNoBusExitsThreeAsItsHelpSays() throws {
+        let result = try runToEnd(["doctor", "--bus", "unix:path=" + logind.directory + "/no-bus", "--state-dir", stateDirectory])
+        XCTAssertEqual(result.status, .exited(3), result.output + result.errors)
+        XCTAssertTrue(result.output.contains("✘ "), result.output)
+        let help = try runToEnd(["doctor", "--help"])
+        XCTAssertTrue(help.output.replacingOccurrences(of: "\n", with: " ")
+            .contains("Exit status 4 if anything is ✘; 3 if the bus cannot be reached"), help.output)
+    }
+
+    /// A watch with no modem stack to follow says what to try instead, in one line.
+    func testWatchWithNoStackHintsAtTheDemoAndBus() throws {
+        let noBus = try runToEnd(["--bus", "unix:path=" + logind.directory + "/no-bus", "--state-dir", stateDirectory])
+        XCTAssertEqual(noBus.status, .exited(3), noBus.errors)
+        XCTAssertTrue(noBus.errors.contains("telwatch: to see telwatch work without a modem: telwatch demo; "
+                                            + "to follow another bus: --bus session or --bus ADDRESS\n"), noBus.errors)
+
+        let watch = try telwatch(["--bus", fixture.address, "--backend", "modemmanager", "--state-dir", stateDirectory])
+        XCTAssertTrue(Files.waitUntil(watch.logPath ?? "", timeout: 15) { watch.log().contains("telwatch demo") }, watch.log())
+        XCTAssertTrue(watch.log().contains("no telephony stack runs on the unix:path="), watch.log())
+        watch.terminate()
+    }
+
     func testDoctorWithModemManagerAndLogindPasses() throws {
         try startModemManager(parameters: #"{"modems": 2}"#)
         let result = try runToEnd(["doctor", "--bus", fixture.address, "--backend", "modemmanager",
