@@ -247,17 +247,17 @@ extension ScreeningRules {
                 switch words.first {
                 case "contacts" where words.count == 1: rules.exceptContacts = true
                 case "repeat" where words.count == 2:
-                    guard let minutes = count(words[1], unit: "m"), minutes > 0 else {
-                        throw fail("except repeat takes minutes, such as 15m")
+                    guard let window = repeatGrammar.seconds(words[1]) else {
+                        throw fail("except repeat takes a duration \(repeatGrammar.accepted), such as 15m, not \(quoted(words[1]))")
                     }
-                    rules.repeatWindow = Double(minutes) * 60
+                    rules.repeatWindow = window
                 case "called" where words.count == 2:
-                    guard let days = count(words[1], unit: "d"), days > 0 else {
-                        throw fail("except called takes days, such as 30d")
+                    guard let window = calledGrammar.seconds(words[1]) else {
+                        throw fail("except called takes a duration \(calledGrammar.accepted), such as 30d, not \(quoted(words[1]))")
                     }
-                    rules.calledWindow = Double(days) * 86_400
+                    rules.calledWindow = window
                 default:
-                    throw fail("except takes contacts, repeat MINUTESm or called DAYSd")
+                    throw fail("except takes contacts, repeat DURATION (such as 15m) or called DURATION (such as 30d)")
                 }
             default:
                 throw fail("unknown rule \(quoted(keyword)) (block, allow, block-list, allow-list, withheld, "
@@ -357,10 +357,10 @@ extension ScreeningRules {
         return String(rules[...slash]) + file
     }
 
-    private static func count(_ word: String, unit: Character) -> Int? {
-        guard word.last == unit, let value = Int(word.dropLast()), value <= 100_000 else { return nil }
-        return value
-    }
+    /// `except repeat`: a caller calling again within minutes or hours (a day at most).
+    static let repeatGrammar = DurationGrammar(units: [.minutes, .hours], floor: 60, ceiling: 86_400)
+    /// `except called`: a number called within hours, days or weeks (a year at most).
+    static let calledGrammar = DurationGrammar(units: [.hours, .days, .weeks], floor: 3600, ceiling: 366 * 86_400)
 
     private static func quoted(_ word: String) -> String {
         "'" + String(word.unicodeScalars.prefix(40).map { $0.isASCII && $0.value >= 0x20 ? Character($0) : "?" }) + "'"

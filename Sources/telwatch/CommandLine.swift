@@ -149,7 +149,8 @@ enum Help {
 
     watch options:
     \(OptionHelp.list(for: .watch))
-    DURATION: seconds, or with a unit: 90s, 5m, 1h. Settings of the config file: telwatch.conf(5).
+    DURATION: digits with an optional fraction, then ms, s, m, h, d or w (90s, 1.5h, 7d); a bare
+    number is seconds; up to a year. Settings of the config file: telwatch.conf(5).
 
     signals:
     \(table(ManualFacts.signals.map { ($0.name, $0.meaning) }))
@@ -204,7 +205,8 @@ enum Help {
     with a phone action on, whether its service is on the session bus (or can be started), and
     with --screening, whether the rules file parses and whether the stack lets this user hang up
     (ModemManager: polkit's org.freedesktop.ModemManager1.Voice; oFono: the bus's policy).
-    One line each, ✔ or ✘ with the fix. Exit status 4 if anything is ✘. As root, --user NAME
+    One line each, ✔ or ✘ with the fix. Exit status 4 if anything is ✘; 3 if the bus cannot be
+    reached (as for every command; nothing else is checked then). As root, --user NAME
     checks as the account the service runs as (sudo telwatch doctor --user telwatch).
 
     \(OptionHelp.list(for: .doctor))

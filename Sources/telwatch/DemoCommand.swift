@@ -73,7 +73,7 @@ enum DemoCommand {
 
         let output = LineWriter(fd: 1)
         let narrate: (String) -> Void = { text in
-            if options.json { warn("demo: " + text) } else { output.write("── " + text) }
+            if options.json { warn("demo: " + text) } else { output.write("── " + TerminalText.escape(text)) }
         }
         do {
             let bus = try PrivateBus()
@@ -90,7 +90,8 @@ enum DemoCommand {
             options.actions.bus = .address(bus.address)
             let phoneSession = options.actions.isAnyOn
                 ? try SimulatedPhoneSession(connection: phone, say: { said in
-                    let line = Timestamp.localClock(wallClockNow()) + " ▸ " + said
+                    // What the stand-ins were asked carries the caller's number and name.
+                    let line = Timestamp.localClock(wallClockNow()) + " ▸ " + TerminalText.escape(said)
                     if options.json { warn("demo: " + line) } else { output.write(line) }
                 }) : nil
             let simulator = try SimulatedModemManager(connection: phone)

@@ -184,14 +184,42 @@ struct Doctor {
             if !name.hasPrefix("."), !HookEvents.names.contains(event) { others.append(name) }
         }
         closedir(handle)
-        let files = HookEvents.names.flatMap { HookRunner.files(in: directory, for: $0) }
-        let relative = { (file: HookRunner.HookFile) in String(file.path.dropFirst(directory.count + 1)) }
-        let runnable = files.filter(\.isExecutable).map(relative)
-        let notExecutable = files.filter { !$0.isExecutable }.map(relative)
-        check(notExecutable.isEmpty,
-              "hooks in \(directory): \(runnable.isEmpty ? "none" : runnable.joined(separator: ", "))"
-                + (notExecutable.isEmpty ? "" : "; not executable, so never run: \(notExecutable.joined(separator: ", "))"),
-              fix: "chmod +x the hooks that should run")
+        // A link to nothing at DIR/EVENT is no file to the runner, but it is where a hook belongs.
+        let dangling = HookEvents.names.map { directory + "/" + $0 }.filter {
+            var info = stat()
+            return lstat($0, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK && stat($0, &info) != 0
+        }
+        let paths = HookEvents.names.flatMap { HookRunner.files(in: directory, for: $0) }.map(\.path) + dangling
+        let relative = { (path: String) in TerminalText.field(String(path.dropFirst(directory.count + 1))) }
+        let problems = paths.map { (path: $0, problem: HookFileProblem.of($0)) }
+        let runnable = problems.filter { $0.problem == nil }.map { relative($0.path) }
+        var said: [String] = []
+        var fixes: [String] = []
+        func say(_ what: String, _ fix: String, _ matches: (HookFileProblem) -> Bool) {
+            let names = problems.filter { $0.problem.map(matches) ?? false }.map { relative($0.path) }
+            guard !names.isEmpty else { return }
+            said.append(what + ": " + names.joined(separator: ", "))
+            fixes.append(fix.replacing("NAMES", with: names.joined(separator: " ")))
+        }
+        say("not executable, so never run", "chmod +x NAMES (those that should run)") { $0 == .notExecutable }
+        for kind in ["a directory", "a FIFO", "a socket", "a device"] {
+            say("\(kind), not a file, so never run", "put an executable file in place of NAMES (hooks are regular files)") {
+                $0 == .notAFile(kind)
+            }
+        }
+        say("a link to nothing, so never run", "point NAMES at an existing program, or remove them") {
+            if case .danglingLink = $0 { return true } else { return false }
+        }
+        for interpreter in Set(problems.compactMap { entry -> String? in
+            if case .missingInterpreter(let path)? = entry.problem { return path } else { return nil }
+        }).sorted() {
+            say("its #! interpreter \(TerminalText.field(interpreter)) is missing, so every run fails",
+                "install \(TerminalText.field(interpreter)), or fix the #! line of NAMES") { $0 == .missingInterpreter(interpreter) }
+        }
+        check(said.isEmpty,
+              "hooks in \(TerminalText.field(directory)): \(runnable.isEmpty ? "none" : runnable.joined(separator: ", "))"
+                + said.map { "; " + $0 }.joined(),
+              fix: fixes.joined(separator: "; "))
         if !others.isEmpty {
             note("not hooks (named after no event; telwatch never runs them): \(others.sorted().joined(separator: ", "))")
         }

@@ -157,22 +157,14 @@ extension Parse {
     /// `--since 2h`, `7d` (that long ago), or a local date and time: `2026-11-29`,
     /// `2026-11-29 08:00`, `2026-11-29T08:00:30`; a trailing `Z` means UTC.
     static func since(_ text: String, now: Double) throws -> Double {
-        if let ago = duration(text) { return now - ago }
+        if let ago = sinceGrammar.seconds(text) { return now - ago }
         if let moment = date(text) { return moment }
-        throw UsageError("--since takes a duration (90m, 2h, 7d) or a date (2026-11-29, 2026-11-29 08:00), "
-                         + "not \(quoted(text))")
+        throw UsageError("--since takes a duration \(sinceGrammar.accepted), such as 90m, 2h or 7d, or a date "
+                         + "(2026-11-29, 2026-11-29 08:00), not \(quoted(text))")
     }
 
-    /// A duration with a unit, s to days.
-    private static func duration(_ text: String) -> Double? {
-        for (suffix, factor) in [("s", 1.0), ("m", 60.0), ("h", 3600.0), ("d", 86_400.0), ("w", 604_800.0)]
-        where text.hasSuffix(suffix) {
-            guard let value = Double(text.dropLast(suffix.count)), value.isFinite, value >= 0, value * factor < 1e10
-            else { return nil }
-            return value * factor
-        }
-        return nil
-    }
+    /// `--since`'s durations: a unit is needed (a bare number is no date either), up to a century.
+    static let sinceGrammar = DurationGrammar(floor: 0, ceiling: 36_600 * 86_400)
 
     private static func date(_ text: String) -> Double? {
         var rest = Substring(text)

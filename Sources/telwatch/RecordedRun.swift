@@ -35,7 +35,7 @@ enum RecordedRun {
         switch self {
         case .none, .held: return nil
         case .orphaned(let run):
-            return "run: none: the last run (\(run.runID.prefix(8)), \(TerminalText.field(run.reason))) was held by "
+            return "run: none: the last run (\(TerminalText.field(String(run.runID.prefix(8)))), \(TerminalText.field(run.reason))) was held by "
                 + "telwatch pid \(run.pid) from \(Timestamp.localClock(run.startedAt)), last updated "
                 + "\(Timestamp.localClock(run.updatedAt)); that telwatch is gone (killed before it could end the run); "
                 + "the next telwatch to start closes it"

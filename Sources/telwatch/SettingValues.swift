@@ -1,4 +1,6 @@
-// Imports nothing: fuzz/targets/config-file.swift compiles this file in (see its header).
+// Imports only Pipeline (the duration grammar, shared with the screening rules), which
+// fuzz/targets/config-file.swift links: it compiles this file in (see its header).
+import Pipeline
 
 /// A mistake in how telwatch was called: one line on stderr and exit status 2.
 struct UsageError: Error, CustomStringConvertible {
@@ -17,40 +19,38 @@ enum Parse {
 
     /// The shortest each duration may be, and why: below it a setting does nothing useful and can
     /// only flood (a heartbeat every microsecond) or defeat itself (a lease that ends every run
-    /// before its lock is taken).
-    static let durationFloors: [String: (seconds: Double, text: String)] = [
-        "lease": (10, "10s"), "heartbeat": (1, "1s"), "hook-timeout": (0.1, "100ms"), "stop-grace": (0, "0"),
-        "resume-grace": (1, "1s"),
+    /// before its lock is taken). Others: 1 ms.
+    private static let durationFloors: [String: Double] = [
+        "lease": 10, "heartbeat": 1, "hook-timeout": 0.1, "stop-grace": 0, "resume-grace": 1,
     ]
 
+    /// The longest a duration setting may be: a year.
+    static let durationCeiling = 366 * 86_400.0
+
+    /// A duration setting's grammar (`DurationGrammar`): every unit, a bare number is seconds.
+    static func durationGrammar(for option: String) -> DurationGrammar {
+        DurationGrammar(bare: .seconds, floor: durationFloors[String(option.dropFirst(2))] ?? 0.001, ceiling: durationCeiling)
+    }
+
     static func seconds(_ text: String, for option: String) throws -> Double {
-        let floor = durationFloors[String(option.dropFirst(2))] ?? (0.001, "1ms")
-        let (number, scale) = splittingUnit(text, [("ms", 0.001), ("s", 1.0), ("m", 60.0), ("h", 3600.0)])
-        guard let value = Double(number), value.isFinite, value * scale >= floor.seconds,
-              value > 0 || floor.seconds == 0, value * scale <= 366 * 86_400 else {
-            throw UsageError("\(option) takes a duration from \(floor.text) up to a year, such as 30, 90s, 5m or 1h, "
-                             + "not \(quoted(text))")
+        let grammar = durationGrammar(for: option)
+        guard let seconds = grammar.seconds(text) else {
+            throw UsageError("\(option) takes a duration \(grammar.accepted), such as 30, 90s, 5m or 1h, not \(quoted(text))")
         }
-        return value * scale
+        return seconds
     }
 
-    /// `text` less the first of `units` it ends with, and that unit's factor (1 with none).
-    private static func splittingUnit(_ text: String, _ units: [(suffix: String, factor: Double)])
-        -> (number: String, scale: Double) {
-        for unit in units where text.hasSuffix(unit.suffix) { return (String(text.dropLast(unit.suffix.count)), unit.factor) }
-        return (text, 1)
-    }
+    /// `history-keep`'s durations: at least a day (pruning happens at most daily), up to a century.
+    static let retentionGrammar = DurationGrammar(bare: .seconds, floor: 86_400, ceiling: 36_600 * 86_400)
 
-    /// `history-keep`: `0` keeps every call; otherwise a duration of at least a day (pruning
-    /// happens at most daily), such as `90d` or `365d`.
+    /// `history-keep`: `0` keeps every call; otherwise a duration of at least a day, such as `90d`.
     static func retention(_ text: String, for option: String) throws -> Double? {
         if text == "0" { return nil }
-        let (number, scale) = splittingUnit(text, [("s", 1.0), ("m", 60.0), ("h", 3600.0), ("d", 86_400.0)])
-        guard let value = Double(number), value.isFinite, value * scale >= 86_400, value * scale <= 100 * 366 * 86_400 else {
-            throw UsageError("\(option) takes 0 (keep every call) or a duration of at least 1d, such as 90d or 365d, "
-                             + "not \(quoted(text))")
+        guard let seconds = retentionGrammar.seconds(text) else {
+            throw UsageError("\(option) takes 0 (keep every call) or a duration \(retentionGrammar.accepted), "
+                             + "such as 90d or 52w, not \(quoted(text))")
         }
-        return value * scale
+        return seconds
     }
 
     /// A directory given by path: never empty, and absolute where a daemon's working directory

@@ -152,19 +152,19 @@ struct StatusReport {
             return
         }
         if let service {
-            output.write("service: telwatch \(service.version)" + (service.pid.map { ", pid \($0)" } ?? "")
-                         + " (\(service.owner) on the \(bus) bus)")
+            output.write("service: telwatch \(TerminalText.field(service.version))" + (service.pid.map { ", pid \($0)" } ?? "")
+                         + " (\(TerminalText.field(service.owner)) on the \(bus) bus)")
         } else {
             output.write("service: no telwatch runs on the \(bus) bus (nobody owns \(MonitorNames.busName)); "
                          + "below, the stacks as read now and the records telwatch left")
         }
-        for backend in backends { output.write("\(backend.name): \(backend.state)") }
+        for backend in backends { output.write("\(backend.name): \(TerminalText.escape(backend.state))") }
         if calls.isEmpty { output.write("no live calls") }
         for call in calls {
             let since = call.connectedAt ?? call.firstSeen
-            output.write("  \(call.id.prefix(8))  \(call.state.rawValue) (\(call.detail?.rawValue ?? "-"))  "
+            output.write("  \(TerminalText.field(String(call.id.prefix(8))))  \(call.state.rawValue) (\(call.detail?.rawValue ?? "-"))  "
                          + "\(CallEventFormat.direction(call.direction))  \(TerminalText.field(call.number))  "
-                         + "\(call.key.backend.rawValue) \(CallEventFormat.shortModem(call.modem))  "
+                         + "\(call.key.backend.rawValue) \(TerminalText.field(CallEventFormat.shortModem(call.modem)))  "
                          + "for \(Duration.text(now - since))")
         }
         if let run {
@@ -198,7 +198,7 @@ enum SleepStatus {
         var lines = [line]
         if record.overrides > 0, let at = record.lastOverrideAt {
             lines.append("sleep: \(record.overrides) sleep\(record.overrides == 1 ? "" : "s") with a call live, the last "
-                         + "\(Timestamp.readable(at)) (run \(record.lastOverrideRun?.prefix(8) ?? "?"), lock "
+                         + "\(Timestamp.readable(at)) (run \(TerminalText.field(String(record.lastOverrideRun?.prefix(8) ?? "?"))), lock "
                          + "\(record.lastOverrideLock?.rawValue ?? "?"))")
         }
         return lines

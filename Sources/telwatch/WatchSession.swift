@@ -55,6 +55,8 @@ final class WatchSession: SinkSession {
     /// Runs once, when every selected stack has synced (or is known to be absent).
     var onReady: (() -> Void)?
     private(set) var isReady = false
+    /// The stacks last said to be not running (for the hint of a watch that has none to follow).
+    private(set) var absentStacks: Set<BackendKind> = []
     /// The exit status once the session has ended.
     private(set) var exitStatus = ExitStatus.success.code
     /// Runs once everything is released after `stop`.
@@ -332,6 +334,11 @@ final class WatchSession: SinkSession {
             screening.screener.stackListed(numbers, modem: kind.rawValue + " " + modem)
         }
         pipeline.send(.backend(notice, time: now))
+        switch notice {
+        case .serviceAbsent(let kind), .serviceVanished(let kind, _): absentStacks.insert(kind)
+        case .serviceAppeared(let kind, _): absentStacks.remove(kind)
+        default: break
+        }
         switch notice {
         case .synced(let kind, _, _), .serviceAbsent(let kind), .syncRefused(let kind, _), .syncFailed(let kind, _):
             pendingSync.remove(kind)

@@ -90,7 +90,23 @@ final class ScreeningRulesTests: XCTestCase {
         XCTAssertEqual(refusal("\nblock allow +1\n"), "/r.conf:2: a block rule's action is reject, silence or ignore")
         XCTAssertEqual(refusal("reject-all\n")?.hasPrefix("/r.conf:1: unknown rule 'reject-all'"), true)
         XCTAssertEqual(refusal("quiet 25:00-07:00\n")?.hasPrefix("/r.conf:1: quiet takes"), true)
-        XCTAssertEqual(refusal("except repeat 15\n"), "/r.conf:1: except repeat takes minutes, such as 15m")
+        XCTAssertEqual(refusal("except repeat 15\n"), "/r.conf:1: except repeat takes a duration from 1m to 24h (digits, "
+                       + "a fraction allowed, then m or h), such as 15m, not '15'")
+    }
+
+    /// The exceptions' windows are durations as every setting's are, and a refusal says the range and units.
+    func testTheExceptionWindowsTakeDurationsAndSayTheirRange() {
+        XCTAssertEqual(rules("except repeat 2h\nexcept called 2w\n").repeatWindow, 7200)
+        XCTAssertEqual(rules("except repeat 1.5m\nexcept called 12h\n").calledWindow, 12 * 3600)
+        XCTAssertEqual(rules("except called 30d\n").calledWindow, 30 * 86_400)
+        for bad in ["0m", "99999d", "25h", "1e1m", "0x10m", "+5m", "30s"] {
+            XCTAssertEqual(refusal("except repeat \(bad)\n"), "/r.conf:1: except repeat takes a duration from 1m to 24h "
+                           + "(digits, a fraction allowed, then m or h), such as 15m, not '\(bad)'")
+        }
+        for bad in ["0d", "99999d", "367d", "30m", "30"] {
+            XCTAssertEqual(refusal("except called \(bad)\n"), "/r.conf:1: except called takes a duration from 1h to 366d "
+                           + "(digits, a fraction allowed, then h, d or w), such as 30d, not '\(bad)'")
+        }
     }
 
     /// `+*` was refused but `00*`, which is `+*` once `00` is read as `+`, matched every

@@ -225,8 +225,10 @@ final class HistoryCommandTests: CommandTestCase {
         XCTAssertTrue(records[1].contains(",'+15550021,"), records[1])
         XCTAssertTrue(records[2].contains(",'-1+2,"), records[2])
         XCTAssertTrue(records[3].contains(",'@SUM(1+1),"), records[3])
-        // The hostile one: quoted (it holds quotes, a comma and a line break), quotes doubled, guarded.
-        XCTAssertTrue(records[4].contains(",\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\"),\u{1B}[2J\n$(id)\","), records[4])
+        // The hostile one: escaped as the table is (no raw ESC or line break), quoted (it holds
+        // quotes and a comma), quotes doubled, guarded.
+        XCTAssertFalse(csv.output.contains("\u{1B}"), "no raw escape reaches the terminal")
+        XCTAssertTrue(records[4].contains(#","'=HYPERLINK(""http://x"",""y""),\e[2J\n$(id)","#), records[4])
         XCTAssertEqual(records[5], "")
 
         let redacted = try loggedCalls(["--redact-numbers"])

@@ -70,6 +70,29 @@ final class HistoryFormatTests: UTCTestCase {
         XCTAssertTrue(line.contains(#" \n\e[2J "#), line)
     }
 
+    func testTheIDColumnIsEscaped() {
+        var hostile = row()
+        hostile.callID = "\u{1B}]0;pwn\u{7}-rest"
+        let line = text(hostile)
+        XCTAssertFalse(line.unicodeScalars.contains { TerminalText.isEscaped($0) }, line.debugDescription)
+        XCTAssertTrue(line.contains(#" \e]0;pwn\u{7} modemmanager"#), line)
+    }
+
+    func testCSVIsSafeOnATerminalAndInASpreadsheet() {
+        // A caller id that sets the window title, rings, rubs out and starts a C1 CSI.
+        var record = CSVRecord()
+        row(number: "\u{1B}]0;owned\u{7}\u{8}\u{9B}2J", name: "Eve\u{202E}\u{61C}\u{FEFF}\u{2028}x").write(into: &record)
+        XCTAssertFalse(record.line.dropLast(2).unicodeScalars.contains { TerminalText.isEscaped($0) }, record.line.debugDescription)
+        XCTAssertTrue(record.line.contains(#",\e]0;owned\u{7}\u{8}\u{9b}2J,Eve\u{202e}\u{61c}\u{feff}\u{2028}x,"#),
+                      record.line)
+        XCTAssertEqual(CSVRecord.text("a\\b\nc"), #"a\\b\nc"#, "escaped as the table is: a backslash doubled")
+        // A formula behind blanks, or in fullwidth characters, is text too.
+        for formula in ["  =1+1", "\u{FF1D}1+1", "\u{FF0B}1", " @x"] {
+            XCTAssertEqual(CSVRecord.guarded(formula), "'" + formula, formula.debugDescription)
+        }
+        XCTAssertEqual(CSVRecord.text("\t=1"), #"\t=1"#, "an escaped tab starts with a backslash: no formula")
+    }
+
     func testCSVQuotesWhatNeedsItAndGuardsFormulas() {
         XCTAssertEqual(CSVRecord.quoted("plain"), "plain")
         XCTAssertEqual(CSVRecord.quoted("a,b"), "\"a,b\"")

@@ -237,7 +237,7 @@ final class OptionParsingTests: XCTestCase {
         XCTAssertEqual(options.backend, .modemManager)
         let windows = try config("json = true\r\n# a comment\r\nlease = soon\r\n", name: "windows.conf")
         XCTAssertEqual(usageError(["--config", windows]),
-                       "\(windows):3: --lease takes a duration from 10s up to a year, such as 30, 90s, 5m or 1h, not 'soon'")
+                       "\(windows):3: --lease takes a duration from 10s to 366d \(Self.units), such as 30, 90s, 5m or 1h, not 'soon'")
     }
 
     /// A byte-order mark that an editor wrote first gave `unknown setting '\u{FEFF}backend'`.
@@ -298,10 +298,10 @@ final class OptionParsingTests: XCTestCase {
         XCTAssertFalse(try parse(["--no-history"]).history)
         XCTAssertFalse(try parse(["--config", try config("history = true\n"), "--no-history"]).history, "the flag wins")
         XCTAssertEqual(usageError(["--no-history=1"]), "--no-history takes no value")
-        for bad in ["12h", "soon", "-1d", "1e9d", ""] {
+        for bad in ["12h", "soon", "-1d", "1e9d", "", "36601d", "0x10d"] {
             XCTAssertEqual(usageError(["--history-keep", bad]),
-                           "--history-keep takes 0 (keep every call) or a duration of at least 1d, such as 90d or 365d, "
-                           + "not '\(bad)'")
+                           "--history-keep takes 0 (keep every call) or a duration from 1d to 36600d \(Self.units), "
+                           + "such as 90d or 52w, not '\(bad)'")
         }
     }
 
@@ -351,17 +351,42 @@ final class OptionParsingTests: XCTestCase {
         }
     }
 
+    static let units = "(digits, a fraction allowed, then ms, s, m, h, d or w; without a unit: seconds)"
+
+    /// One grammar for every duration setting: days and weeks wherever a year is in range, and
+    /// the same words in a flag and in the config file.
+    func testEveryDurationSettingTakesTheSameUnits() throws {
+        let parsed = try parse(["--lease", "1d", "--hook-timeout", "1.5m", "--heartbeat", "2w", "--stop-grace", "250ms",
+                                "--resume-grace", "0.5h", "--history-keep", "52w"])
+        XCTAssertEqual(parsed.lease, 86_400)
+        XCTAssertEqual(parsed.hookTimeout, 90)
+        XCTAssertEqual(parsed.heartbeat, 14 * 86_400)
+        XCTAssertEqual(parsed.stopGrace, 0.25)
+        XCTAssertEqual(parsed.resumeGrace, 1800)
+        XCTAssertEqual(parsed.historyKeep, 52 * 7 * 86_400)
+        XCTAssertEqual(try parse(["--config", try config("lease = 2d\nhistory-keep = 90d\n")]).lease, 2 * 86_400)
+        XCTAssertEqual(try Parse.since("1w", now: 1_000_000), 1_000_000 - 604_800)
+        XCTAssertEqual(try Parse.since("1.5h", now: 10_000), 10_000 - 5400)
+        for bad in ["0x10s", "1e1h", "+2h", "2 h", "3600"] {
+            XCTAssertThrowsError(try Parse.since(bad, now: 0)) { error in
+                XCTAssertEqual("\(error)", "--since takes a duration from 0 to 36600d (digits, a fraction allowed, then ms, s, m, "
+                               + "h, d or w), such as 90m, 2h or 7d, or a date (2026-11-29, 2026-11-29 08:00), not '\(bad)'")
+            }
+        }
+    }
+
     func testABadDurationNamesTheOptionAndTheValue() {
         let bad: [(String, String)] = [
             ("--lease", "forever"), ("--lease", "0"), ("--lease", "-5m"), ("--lease", "9000h"), ("--lease", "5 m"),
-            ("--lease", "1d"), ("--lease", "nan"), ("--lease", "inf"), ("--heartbeat", "soon"), ("--hook-timeout", "0s"),
+            ("--lease", "367d"), ("--lease", "nan"), ("--heartbeat", "0x10"), ("--heartbeat", "1e1"), ("--heartbeat", "+10"),
+            ("--heartbeat", ".5"), ("--heartbeat", "5."), ("--heartbeat", "10sec"), ("--heartbeat", "١٠"), ("--lease", "inf"), ("--heartbeat", "soon"), ("--hook-timeout", "0s"),
             ("--hook-timeout", "none"), ("--stop-grace", "-1"), ("--resume-grace", "ms"),
         ]
         let floors = ["--lease": "10s", "--heartbeat": "1s", "--hook-timeout": "100ms", "--stop-grace": "0",
                       "--resume-grace": "1s"]
         for (option, value) in bad {
             let text = usageError([option, value])
-            XCTAssertEqual(text, "\(option) takes a duration from \(floors[option]!) up to a year, "
+            XCTAssertEqual(text, "\(option) takes a duration from \(floors[option]!) to 366d \(Self.units), "
                            + "such as 30, 90s, 5m or 1h, not '\(value)'")
             XCTAssertEqual(usageError([option + "=" + value]), text)
         }
@@ -469,7 +494,8 @@ final class OptionParsingTests: XCTestCase {
     func testAnInlineCommentIsPartOfTheValueAndTheErrorShowsIt() throws {
         let path = try config("lease = 4h # four hours\n")
         XCTAssertEqual(usageError(["--config", path]),
-                       "\(path):1: --lease takes a duration from 10s up to a year, such as 30, 90s, 5m or 1h, not '4h # four hours'")
+                       "\(path):1: --lease takes a duration from 10s to 366d \(Self.units), such as 30, 90s, 5m or 1h, "
+                       + "not '4h # four hours'")
     }
 
     func testABadVerbosityNamesTheValue() throws {

@@ -41,6 +41,30 @@ final class OtherCommandTests: CommandTestCase {
         XCTAssertTrue(result.output.contains("fix: "), result.output)
     }
 
+    /// The exit statuses say 3 for a bus that cannot be reached, for every command: doctor too,
+    /// and its help says so.
+    func testDoctorWithNoBusExitsThreeAsItsHelpSays() throws {
+        let result = try runToEnd(["doctor", "--bus", "unix:path=" + logind.directory + "/no-bus", "--state-dir", stateDirectory])
+        XCTAssertEqual(result.status, .exited(3), result.output + result.errors)
+        XCTAssertTrue(result.output.contains("✘ "), result.output)
+        let help = try runToEnd(["doctor", "--help"])
+        XCTAssertTrue(help.output.replacingOccurrences(of: "\n", with: " ")
+            .contains("Exit status 4 if anything is ✘; 3 if the bus cannot be reached"), help.output)
+    }
+
+    /// A watch with no modem stack to follow says what to try instead, in one line.
+    func testWatchWithNoStackHintsAtTheDemoAndBus() throws {
+        let noBus = try runToEnd(["--bus", "unix:path=" + logind.directory + "/no-bus", "--state-dir", stateDirectory])
+        XCTAssertEqual(noBus.status, .exited(3), noBus.errors)
+        XCTAssertTrue(noBus.errors.contains("telwatch: to see telwatch work without a modem: telwatch demo; "
+                                            + "to follow another bus: --bus session or --bus ADDRESS\n"), noBus.errors)
+
+        let watch = try telwatch(["--bus", fixture.address, "--backend", "modemmanager", "--state-dir", stateDirectory])
+        XCTAssertTrue(Files.waitUntil(watch.logPath ?? "", timeout: 15) { watch.log().contains("telwatch demo") }, watch.log())
+        XCTAssertTrue(watch.log().contains("no telephony stack runs on the unix:path="), watch.log())
+        watch.terminate()
+    }
+
     func testDoctorWithModemManagerAndLogindPasses() throws {
         try startModemManager(parameters: #"{"modems": 2}"#)
         let result = try runToEnd(["doctor", "--bus", fixture.address, "--backend", "modemmanager",
@@ -104,6 +128,29 @@ final class OtherCommandTests: CommandTestCase {
         // properties have been read, while a known call's change is applied at once.
         func perCall(_ lines: [String]) -> [String: [String]] { Dictionary(grouping: lines) { $0.split(separator: " ")[4].description } }
         XCTAssertEqual(perCall(fromSimulator), perCall(fromMock))
+    }
+
+    /// A script's numbers and echo text are text from outside: escaped on the terminal, as a
+    /// caller id is everywhere (here one that would set the window title and ring the bell).
+    func testSimulateEchoesAScriptsNumbersEscaped() throws {
+        let script = logind.directory + "/hostile.txt"
+        try "ring +1555\u{1B}]0;owned\u{7}\nclip c1 +1\u{9B}2J\necho \u{202E}hi\u{2028}x\nmissed c1\n"
+            .write(toFile: script, atomically: true, encoding: .utf8)
+        let result = try runToEnd(["simulate", "--bus", fixture.address, "--exit", script])
+        // Commands typed on stdin: a bad one is said on stdout, quoting the word.
+        let typed = try fixture.start(["/bin/sh", "-c", "printf 'ring +1 on \\033]0;x\\007\\n' | \"$0\" simulate --bus \"$1\" --exit",
+                                       Self.telwatch, fixture.address], name: "simulate")
+        let typedOutput = typed.readToEnd(timeout: 20)
+        XCTAssertNotNil(typed.wait(timeout: 5))
+        let all = result.output + typedOutput
+        let raw = all.unicodeScalars.filter {
+            ($0.value < 0x20 && $0 != "\n") || (0x7F...0x9F).contains($0.value) || [0x202E, 0x2028].contains($0.value)
+        }
+        XCTAssertTrue(raw.isEmpty, all.debugDescription)
+        XCTAssertTrue(result.output.contains(#"ringing +1555\e]0;owned\u{7}"#), result.output)
+        XCTAssertTrue(result.output.contains(#"caller id +1\u{9b}2J"#), result.output)
+        XCTAssertTrue(result.output.contains(#"simulator: \u{202e}hi\u{2028}x"#), result.output)
+        XCTAssertTrue(typedOutput.contains(#"simulator: error: line 1: '\e]0;x\u{7}' is not a modem number"#), typedOutput)
     }
 
     /// `event state detail direction number missed` of the next `count` call events.

@@ -116,6 +116,28 @@ final class StatusDoctorTruthTests: CommandTestCase {
         XCTAssertTrue(mine.output.contains("✘ hooks in \(hooks): missed.d/10-log; not executable, so never run: incoming"),
                       mine.output)
 
+        XCTAssertTrue(mine.output.contains("    fix: chmod +x incoming (those that should run)"), mine.output)
+
+        // What chmod +x cannot mend is said as what it is, with its own fix.
+        let odd = logind.directory + "/odd-hooks"
+        try Files.makeDirectory(odd)
+        try Files.makeDirectory(odd + "/connected")
+        XCTAssertEqual(mkfifo(odd + "/disconnected", 0o755), 0)
+        XCTAssertEqual(symlink(odd + "/no-such-program", odd + "/missed"), 0)
+        try Files.write(odd + "/incoming", "#!/no/such/interpreter\nexit 0\n", mode: 0o755)
+        try Files.script(odd + "/updated", "true")
+        let found = try runToEnd(base + ["--backend", "modemmanager", "--hooks", odd])
+        XCTAssertEqual(found.status, .exited(4), found.output)
+        XCTAssertTrue(found.output.contains("✘ hooks in \(odd): updated; a directory, not a file, so never run: connected; "
+                                            + "a FIFO, not a file, so never run: disconnected; a link to nothing, so never run: "
+                                            + "missed; its #! interpreter /no/such/interpreter is missing, so every run fails: "
+                                            + "incoming\n"), found.output)
+        XCTAssertTrue(found.output.contains("fix: put an executable file in place of connected (hooks are regular files); "
+                                            + "put an executable file in place of disconnected"), found.output)
+        XCTAssertTrue(found.output.contains("point missed at an existing program, or remove them; install /no/such/interpreter, "
+                                            + "or fix the #! line of incoming"), found.output)
+        XCTAssertFalse(found.output.contains("chmod +x"), found.output)
+
         // A stack that is not running: a problem when it is the one asked for, and never a ✔.
         let ofono = try runToEnd(base + ["--backend", "ofono"])
         XCTAssertEqual(ofono.status, .exited(4), ofono.output)

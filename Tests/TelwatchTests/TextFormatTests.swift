@@ -146,6 +146,33 @@ final class TextFormatTests: UTCTestCase {
         }
     }
 
+    func testEveryFormatAndSeparatorCharacterIsEscapedLikeTheBidiOverrides() throws {
+        // The Arabic letter mark reorders like U+200F; U+FEFF and U+2060 are invisible; U+2028
+        // and U+2029 end a line; U+00AD hides; the tags (U+E0001…) are invisible text.
+        let cases: [(String, String)] = [
+            ("\u{61C}", #"\u{61c}"#), ("\u{FEFF}", #"\u{feff}"#), ("\u{2028}", #"\u{2028}"#),
+            ("\u{2029}", #"\u{2029}"#), ("\u{2060}", #"\u{2060}"#), ("\u{AD}", #"\u{ad}"#),
+            ("\u{E0041}", #"\u{e0041}"#), ("\u{8}", #"\u{8}"#), ("\u{85}", #"\u{85}"#),
+        ]
+        for (raw, escaped) in cases {
+            let numbered = try XCTUnwrap(ringing(number: "1" + raw + "2"))
+            XCTAssertTrue(numbered.contains(" 1" + escaped + "2"), "\(raw.debugDescription) in a number: \(numbered)")
+            let named = try XCTUnwrap(ringing(name: "A" + raw + "B"))
+            XCTAssertTrue(named.hasSuffix(" name=A" + escaped + "B"), "\(raw.debugDescription) in a name: \(named)")
+        }
+        XCTAssertEqual(TerminalText.escape("Zoë 📞 日本 \u{A0}"), "Zoë 📞 日本 \u{A0}", "printable text stays as it is")
+    }
+
+    func testACallIDOrModemFromTheBusIsEscaped() throws {
+        // `telwatch events` rebuilds calls from the service's signal: its id and modem are text.
+        let hostile = CallSnapshot(id: "\u{1B}]0;x\u{7}", key: mmKey(0), modem: "/m\u{9B}2J", direction: .incoming,
+                                   number: "+1", name: "", state: .incoming, detail: .ringing, reason: nil, multiparty: false,
+                                   initial: false, resumed: false, firstSeen: now, connectedAt: nil, endedAt: nil, missed: false)
+        let line = try XCTUnwrap(text(.transition(hostile, previous: nil)))
+        XCTAssertFalse(line.unicodeScalars.contains { TerminalText.isEscaped($0) }, line.debugDescription)
+        XCTAssertTrue(line.contains(#" \e]0;x\u{7} "#) && line.hasSuffix(#"modemmanager m\u{9b}2J"#), line)
+    }
+
     func testPrintableNonASCIIIsShownAsItIs() {
         XCTAssertEqual(ringing(number: "+49301234", name: "Zoë 日本"),
                        "14:20:45.402 incoming     8758f479 ringing  in  +49301234        modemmanager Modem/0 "

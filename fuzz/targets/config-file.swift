@@ -46,8 +46,8 @@ private func checkValue(_ value: String) {
     for option in durations {
         do {
             let seconds = try Parse.seconds(value, for: option)
-            let floor = Parse.durationFloors[String(option.dropFirst(2))]?.seconds ?? 0.001
-            precondition(seconds.isFinite && seconds >= floor && seconds <= 366 * 86_400, "\(option) \(seconds)")
+            let floor = Parse.durationGrammar(for: option).floor
+            precondition(seconds.isFinite && seconds >= floor && seconds <= Parse.durationCeiling, "\(option) \(seconds)")
         } catch { checkMessage(error) }
     }
     do {

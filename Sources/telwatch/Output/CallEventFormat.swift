@@ -11,11 +11,13 @@ struct CallEventFormat {
         var fields = [
             Timestamp.localClock(time),
             name.padded(to: 12),
-            String(call.id.prefix(8)),
+            TerminalText.field(String(call.id.prefix(8))),
             (call.detail?.rawValue ?? "ended").padded(to: 8),
             CallEventFormat.direction(call.direction).padded(to: 3),
             TerminalText.field(schema.number(call.number)).padded(to: 16),
-            call.key.backend.rawValue + " " + CallEventFormat.shortModem(call.modem),
+            // The id and the modem are telwatch's and the stack's own, but `events` reads them
+            // from the bus as text: escaped like the rest.
+            call.key.backend.rawValue + " " + TerminalText.field(CallEventFormat.shortModem(call.modem)),
         ]
         if let contact = schema.contacts?.name(for: call.number) { fields.append("contact=" + TerminalText.field(contact)) }
         if !call.name.isEmpty { fields.append("name=" + TerminalText.field(call.name)) }
@@ -36,7 +38,7 @@ struct CallEventFormat {
         var fields = [
             Timestamp.localClock(time),
             "screened".padded(to: 12),
-            String(screened.call.id.prefix(8)),
+            TerminalText.field(String(screened.call.id.prefix(8))),
             screened.action.rawValue.padded(to: 8),
             CallEventFormat.direction(screened.call.direction).padded(to: 3),
             TerminalText.field(schema.number(screened.call.number)).padded(to: 16),

@@ -59,11 +59,14 @@ struct HistoryFormat {
     }
 }
 
-/// One CSV record (RFC 4180): fields quoted when they hold a quote, a comma or a line break,
-/// quotes doubled, records ended by CRLF. Text that a spreadsheet would run as a formula (it
-/// starts with `=`, `+`, `-`, `@`, a tab or a carriage return: a caller id can be anything) gets
-/// a leading `'`, which spreadsheets take as "this is text". Values are written as in JSON:
-/// times RFC 3339, durations in seconds, flags `true`/`false`, unknown values empty.
+/// One CSV record (RFC 4180): fields quoted when they hold a quote or a comma, quotes doubled,
+/// records ended by CRLF. A CSV is read on a terminal (`log --csv | less`) as often as in a
+/// spreadsheet, so its text is escaped as all text output is (`TerminalText`: no control,
+/// format or line-separator character is written raw, so no cell holds a line break), and text
+/// a spreadsheet would run as a formula (it starts, after any blanks, with `=`, `+`, `-`, `@` or
+/// their fullwidth forms: a caller id can be anything) gets a leading `'`, which spreadsheets
+/// take as "this is text": `+15551230001` is written `'+15551230001`. Values are written as in
+/// JSON: times RFC 3339, durations in seconds, flags `true`/`false`, unknown values empty.
 struct CSVRecord: EventFieldWriter {
     private(set) var cells: [String] = []
     private(set) var keys: [String] = []
@@ -71,7 +74,7 @@ struct CSVRecord: EventFieldWriter {
     var line: String { cells.joined(separator: ",") + "\r\n" }
     var headerLine: String { keys.joined(separator: ",") + "\r\n" }
 
-    mutating func add(_ name: StaticString, _ value: String?) { append(name, value.map(CSVRecord.guarded) ?? "") }
+    mutating func add(_ name: StaticString, _ value: String?) { append(name, value.map(CSVRecord.text) ?? "") }
     mutating func add(_ name: StaticString, _ value: Bool) { append(name, value ? "true" : "false") }
     mutating func add(_ name: StaticString, _ value: Int) { append(name, String(value)) }
 
@@ -93,11 +96,19 @@ struct CSVRecord: EventFieldWriter {
         cells.append(CSVRecord.quoted(cell))
     }
 
-    /// A formula character first: made text.
+    /// A text cell as written: escaped, then guarded.
+    static func text(_ value: String) -> String { guarded(TerminalText.escape(value)) }
+
+    /// A formula character first (after any blanks): made text.
     static func guarded(_ text: String) -> String {
-        guard let first = text.unicodeScalars.first, ["=", "+", "-", "@", "\t", "\r"].contains(first) else { return text }
+        guard let first = text.unicodeScalars.first(where: { $0 != " " }), formulaStarts.contains(first) else { return text }
         return "'" + text
     }
+
+    /// What makes a spreadsheet read a cell as a formula: `= + - @`, a tab or a carriage return
+    /// (both only ever escaped here), and the fullwidth forms some spreadsheets take for them.
+    private static let formulaStarts: Set<Unicode.Scalar> = ["=", "+", "-", "@", "\t", "\r", "\u{FF1D}", "\u{FF0B}",
+                                                             "\u{FF0D}", "\u{FF20}"]
 
     static func quoted(_ cell: String) -> String {
         guard cell.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: ",") || $0 == 0x0A || $0 == 0x0D })

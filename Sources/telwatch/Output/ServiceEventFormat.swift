@@ -11,21 +11,24 @@ enum ServiceEventFormat {
         let name = event.name.padded(to: 12)
         switch event.kind {
         case .started(let run):
-            let call = run.reason == TelManager.newCallReason ? "a new call" : "\(run.reason) call"
-            return "\(time) \(name) \(run.id.prefix(8)) for \(call) \(run.firstHolder.prefix(8))"
+            let call = run.reason == TelManager.newCallReason ? "a new call" : "\(TerminalText.field(run.reason)) call"
+            return "\(time) \(name) \(short(run.id)) for \(call) \(short(run.firstHolder))"
         case .stopped(let run, let reason, let duration):
-            return "\(time) \(name) \(run.id.prefix(8)) after \(Duration.text(duration)) (\(reason.rawValue))"
+            return "\(time) \(name) \(short(run.id)) after \(Duration.text(duration)) (\(reason.rawValue))"
         case .expired(let run, let duration):
-            return "\(time) \(name) \(run.id.prefix(8)) after \(Duration.text(duration)): the lease ran out"
+            return "\(time) \(name) \(short(run.id)) after \(Duration.text(duration)): the lease ran out"
         case .lockTaken(let request), .lockRetaken(let request):
-            return "\(time) \(name) \(request.what) (\(request.mode))"
+            return "\(time) \(name) \(TerminalText.field(request.what)) (\(TerminalText.field(request.mode)))"
         case .heartbeat(let runID, let count, let elapsed):
-            return "\(time) \(name) \(runID.prefix(8)) #\(count) after \(Duration.text(elapsed))"
+            return "\(time) \(name) \(short(runID)) #\(count) after \(Duration.text(elapsed))"
         default:
             let fields = event.fields.map { "\($0.key)=\(fieldText($0.value))" }.joined(separator: " ")
             return "\(time) \(name) \(fields)"
         }
     }
+
+    /// An id's first 8 characters, escaped: `events` reads ids from the bus as text.
+    private static func short(_ id: String) -> String { TerminalText.field(String(id.prefix(8))) }
 
     /// Events a user sees in text mode at normal verbosity; the rest with --verbose (JSON has all).
     static func isShownByDefault(_ event: RunEvent) -> Bool {
@@ -71,14 +74,14 @@ enum ServiceEventFormat {
         switch event.kind {
         case .sleep(let runID, _):
             let calls = liveCalls == 0 ? "no call live" : "\(liveCalls) call\(liveCalls == 1 ? "" : "s") live"
-            return "\(time) \(name) the system is going to sleep (\(calls)\(runID.map { ", run \($0.prefix(8))" } ?? ""))"
+            return "\(time) \(name) the system is going to sleep (\(calls)\(runID.map { ", run \(short($0))" } ?? ""))"
         case .resume(let asleepFor):
             let slept = asleepFor.map { "after \(Duration.text($0)) asleep" } ?? "(its sleep was not seen)"
             return "\(time) \(name) the system is awake \(slept); reading every call again"
         case .overridden(let runID, let lock, let inhibit, _):
-            return "\(time) \(name) run \(runID.prefix(8)) was live (lock \(inhibit), \(lock))"
+            return "\(time) \(name) run \(short(runID)) was live (lock \(TerminalText.field(inhibit)), \(lock))"
         case .lockTaken(_, let request, let seconds):
-            return "\(time) \(name) \(request.what) (\(request.mode))" + (seconds.map { " for \(Duration.text($0))" } ?? "")
+            return "\(time) \(name) \(TerminalText.field(request.what)) (\(TerminalText.field(request.mode)))" + (seconds.map { " for \(Duration.text($0))" } ?? "")
         case .lockReleased(let role, let expired):
             return "\(time) \(name) " + (expired ? "its time is up" : role == .delay ? "the sleep may go on" : "given up")
         case .signalIgnored, .malformedSignal:
@@ -126,7 +129,7 @@ enum ServiceEventFormat {
         guard let status = notice.status else { return nil }
         let head = "\(Timestamp.localClock(time)) \(notice.backend.rawValue.padded(to: 12))"
         switch notice {
-        case .serviceAppeared(_, let owner): return "\(head) running as \(owner)"
+        case .serviceAppeared(_, let owner): return "\(head) running as \(TerminalText.field(owner))"
         case .serviceVanished(_, let live): return "\(head) stopped" + (live == 0 ? "" : ": its live calls ended (backend-lost)")
         case .serviceAbsent: return "\(head) not running; waiting for it"
         case .synced(_, let modems, let calls):

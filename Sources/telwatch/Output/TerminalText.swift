@@ -1,5 +1,13 @@
-/// Text output never lets a caller id or a name reach the terminal raw: control characters
-/// (an ESC sequence in a spoofed caller id could repaint the screen) are written as escapes.
+/// Text output never lets a caller id, a name or any text from outside reach the terminal raw.
+/// One set of characters is escaped on every text output (the event stream, `log`'s table and
+/// CSV, `events`, `status`, `doctor`, `simulate`, stderr; docs/reference.md "How text is escaped"):
+/// - controls (Unicode's `Cc`: C0, DEL, C1): an ESC or a C1 CSI (0x9B) starts a sequence that
+///   can repaint the screen or set the window title, BEL rings, BS rubs out what was printed;
+/// - format characters (`Cf`): the bidi overrides, isolates and marks (U+202A–U+202E,
+///   U+2066–U+2069, U+200E, U+200F, U+061C) reorder what follows them, and the invisible ones
+///   (U+200B–U+200D, U+2060, U+FEFF, the tags) hide text or make two numbers look alike;
+/// - the line and paragraph separators (U+2028, U+2029): a second line, forged.
+/// `\n` `\r` `\t` `\e` and `\\` keep their short forms; the rest is written `\u{HEX}`.
 enum TerminalText {
     static func escape(_ value: String) -> String {
         var out = ""
@@ -10,14 +18,20 @@ enum TerminalText {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             case "\u{1B}": out += "\\e"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value)
-                || (0x200B...0x200F).contains(scalar.value) || (0x202A...0x202E).contains(scalar.value)
-                || (0x2066...0x2069).contains(scalar.value):
-                out += "\\u{" + String(scalar.value, radix: 16) + "}"
+            case _ where isEscaped(scalar): out += "\\u{" + String(scalar.value, radix: 16) + "}"
             default: out.unicodeScalars.append(scalar)
             }
         }
         return out
+    }
+
+    /// Whether `scalar` is written as an escape (the set above).
+    static func isEscaped(_ scalar: Unicode.Scalar) -> Bool {
+        if scalar.value < 0x80 { return scalar.value < 0x20 || scalar.value == 0x7F }
+        switch scalar.properties.generalCategory {
+        case .control, .format, .lineSeparator, .paragraphSeparator: return true
+        default: return false
+        }
     }
 
     /// A field in a space-separated line: escaped, and never empty or containing a bare space.

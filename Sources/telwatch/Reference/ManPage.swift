@@ -56,7 +56,8 @@ enum ManPage {
         }
         text += entry(bold("--help") + ", " + bold("-h"), "Print the usage of telwatch or of a command.")
         text += entry(bold("--version") + ", " + bold("-V"), "Print the version.")
-        text += ".PP\n" + escape("DURATION: seconds, or with a unit: 90s, 5m, 1h (history-keep also takes d).") + "\n"
+        text += ".PP\n" + escape("DURATION: digits with an optional fraction, then ms, s, m, h, d or w (90s, 1.5h, 7d); "
+            + "a bare number is seconds; up to a year (history-keep: 36600d).") + "\n"
         text += ".SH EXIT STATUS\n"
         for status in ManualFacts.exitStatuses { text += entry(bold(String(status.code)), status.meaning + ".") }
         text += ".SH SIGNALS\n"

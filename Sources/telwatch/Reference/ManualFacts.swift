@@ -15,7 +15,7 @@ enum ManualFacts {
             return "bad usage or configuration (the systemd units do not restart telwatch after it: "
                 + "RestartPreventExitStatus=2)"
         case .busUnavailable: return "the bus is unreachable or was lost (a supervisor should restart telwatch)"
-        case .problemsFound: return "doctor found problems"
+        case .problemsFound: return "doctor found problems (a bus it cannot reach is 3)"
         case .apiNameTaken: return "another telwatch owns io.telwatch.Monitor1 (--no-api runs a second one)"
         }
     }

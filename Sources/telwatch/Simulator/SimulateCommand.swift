@@ -74,7 +74,8 @@ enum SimulateCommand {
             try simulator.claimName()
             output.write("simulator: \(SimulatedModemManager.busName) on the \(bus) bus as \(connection.uniqueName), "
                          + "\(modems) modem\(modems == 1 ? "" : "s")")
-            let player = ScriptPlayer(simulator: simulator, loop: loop) { output.write("simulator: " + $0) }
+            // What the script says (its numbers, its echo text) is text from outside: escaped.
+            let player = ScriptPlayer(simulator: simulator, loop: loop) { output.write("simulator: " + TerminalText.escape($0)) }
             var status = ExitStatus.success.code
             var inputDone = scriptPath != nil && scriptPath != "-"
             var badLines = false
@@ -100,7 +101,7 @@ enum SimulateCommand {
                             }
                         } catch {
                             badLines = true
-                            output.write("simulator: error: \(error)")
+                            output.write("simulator: error: " + TerminalText.escape("\(error)"))
                         }
                     }
                     if atEnd {
