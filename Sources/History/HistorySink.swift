@@ -272,7 +272,7 @@ public final class HistorySink: EventSink, LoopHook {
     }
 
     /// Once every stack has been read: what was left open and not found again ended while no
-    /// telwatch looked (`unknown`); old calls are pruned, and the WAL started over.
+    /// telwatch looked (`unknown`; missed if it rang in and was never answered); old calls are pruned, and the WAL started over.
     private func settleStart(_ store: HistoryStore) throws {
         let gone = (leftOpen ?? []).map(\.callID)
         let closed = try store.closeUnfinished(callIDs: gone)
@@ -284,6 +284,8 @@ public final class HistorySink: EventSink, LoopHook {
         try store.restartWAL()
         leftOpen = nil
         started = true
+        // A call that rang and ended while no telwatch looked was just counted as missed.
+        unseenCountDue = true
     }
 
     private func prune(_ store: HistoryStore) throws {

@@ -204,14 +204,23 @@ public final class HistoryStore {
         return rows
     }
 
-    /// Closes these calls as `unknown` where they are still live; returns how many were.
+    /// Closes these calls, which ended while no telwatch looked, as `unknown` where they are still
+    /// live; returns how many were. One that rang in and was never answered while telwatch looked
+    /// is a missed call (not seen yet), as it would have been had telwatch seen its end.
     public func closeUnfinished(callIDs: [String]) throws -> Int {
         guard !callIDs.isEmpty else { return 0 }
         return try database.transaction {
             let statement = try database.prepare(
                 "UPDATE calls SET state = '\(HistoryRow.unknownState)' WHERE call_id = ?1 AND \(HistorySchema.liveCondition)")
+            let missed = try database.prepare("""
+                UPDATE calls SET missed = 1 WHERE call_id = ?1 AND direction = 'incoming' AND connected_at IS NULL \
+                AND missed = 0 AND (state IN ('incoming', '\(HistoryRow.unknownState)')) AND ended_at IS NULL
+                """)
             var closed = 0
             for id in callIDs {
+                missed.reset()
+                missed.bind(1, id)
+                try missed.step()
                 statement.reset()
                 statement.bind(1, id)
                 try statement.step()

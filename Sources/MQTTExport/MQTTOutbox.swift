@@ -1,4 +1,5 @@
 import CSQLite
+import CallMonitor
 import History
 
 /// The events the broker has not acknowledged yet, durable: `mqtt-outbox.db` in the state
@@ -46,6 +47,9 @@ final class MQTTOutbox {
             CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY, time REAL NOT NULL, payload TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS counter (id INTEGER PRIMARY KEY CHECK (id = 1), next_seq INTEGER NOT NULL);
             INSERT OR IGNORE INTO counter (id, next_seq) VALUES (1, 1);
+            CREATE TABLE IF NOT EXISTS memory (id INTEGER PRIMARY KEY CHECK (id = 1), caller_number TEXT,
+                caller_name TEXT, missed_number TEXT, missed_name TEXT, last_direction TEXT, last_ended REAL,
+                last_duration REAL, ringing_id TEXT);
             """)
         let counted = try database.prepare("SELECT COUNT(*), COALESCE(MAX(seq), 0) FROM outbox")
         _ = try counted.step()
@@ -69,6 +73,38 @@ final class MQTTOutbox {
         commitStatement = try database.prepare("COMMIT", persistent: true)
         self.limit = limit
         self.maxAge = maxAge
+    }
+
+    /// What the retained state remembered of past calls when telwatch last ran.
+    func memory() throws -> MQTTCallMemory {
+        let statement = try database.prepare("""
+            SELECT caller_number, caller_name, missed_number, missed_name, last_direction, last_ended, last_duration,
+            ringing_id FROM memory WHERE id = 1
+            """)
+        guard try statement.step() else { return MQTTCallMemory() }
+        return MQTTCallMemory(callerNumber: statement.text(0), callerName: statement.text(1),
+                              missedNumber: statement.text(2), missedName: statement.text(3),
+                              lastDirection: statement.text(4).flatMap(CallDirection.init(rawValue:)),
+                              lastEnded: statement.double(5), lastDuration: statement.double(6),
+                              ringingID: statement.text(7))
+    }
+
+    /// Saved with the turn's transaction.
+    func remember(_ memory: MQTTCallMemory) throws {
+        try begin()
+        let statement = try database.prepare("""
+            INSERT OR REPLACE INTO memory (id, caller_number, caller_name, missed_number, missed_name, last_direction,
+            last_ended, last_duration, ringing_id) VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+            """)
+        statement.bind(1, memory.callerNumber)
+        statement.bind(2, memory.callerName)
+        statement.bind(3, memory.missedNumber)
+        statement.bind(4, memory.missedName)
+        statement.bind(5, memory.lastDirection?.rawValue)
+        statement.bind(6, memory.lastEnded)
+        statement.bind(7, memory.lastDuration)
+        statement.bind(8, memory.ringingID)
+        try statement.step()
     }
 
     /// The number the next event gets.

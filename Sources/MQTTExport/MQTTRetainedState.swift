@@ -15,6 +15,9 @@ public struct MQTTTopics: Sendable {
     public var state: String { root + "/state" }
     /// Every event, QoS 1, not retained.
     public var events: String { root + "/events" }
+    /// Each call's outcome as it happens (`rang`, `answered`, `missed`, `rejected`, `ended`),
+    /// QoS 1, not retained: Home Assistant's event entity, which a restart must not fire again.
+    public var callEvent: String { root + "/call-event" }
     /// Where commands are taken from with `--mqtt-commands` (`silence CALL_ID`).
     public var command: String { root + "/command" }
     public let discoveryPrefix: String
@@ -25,6 +28,26 @@ public struct MQTTTopics: Sendable {
     }
 }
 
+/// A call's outcome, as Home Assistant's "Call" event entity reports it.
+enum MQTTCallOutcome: String, CaseIterable {
+    case rang, answered, missed, rejected, ended
+}
+
+/// What the retained state remembers of past calls; it outlives a restart (kept in the outbox's
+/// database), so Home Assistant never sees it forgotten and found again.
+struct MQTTCallMemory: Equatable {
+    var callerNumber: String?
+    var callerName: String?
+    var missedNumber: String?
+    var missedName: String?
+    var lastDirection: CallDirection?
+    var lastEnded: Double?
+    var lastDuration: Double?
+    /// The call ringing in, unanswered, as telwatch last saw it: found gone at the next start,
+    /// it was missed while telwatch was down (as the history counts it).
+    var ringingID: String?
+}
+
 /// What the retained topics say now, kept up to date from the events. The calls' lines are
 /// written by `EventSchema`, as on the event stream.
 struct MQTTRetainedState {
@@ -32,7 +55,12 @@ struct MQTTRetainedState {
     var schema: EventSchema
     private var calls: [(call: CallSnapshot, line: String)] = []
     private var run: RunInfo?
-    private var lastCaller: (number: String, name: String?)?
+    var memory = MQTTCallMemory()
+    /// The outcomes of this turn, published (not retained) once its events are all in: a call
+    /// that screening rejects in the turn it rang is `rejected`, never `rang`.
+    private(set) var outcomes: [(outcome: MQTTCallOutcome, call: CallSnapshot)] = []
+    /// Calls screening rejected or ignored: their end is no missed call.
+    private var rejected: Set<String> = []
     /// Missed calls not seen yet, from the call history; nil without one.
     var missedUnseen: Int?
     /// The calls screening rejected or ignored on one local day (`LocalDay.number`), for Home
@@ -66,9 +94,11 @@ struct MQTTRetainedState {
             if day != blocked.day { blocked = (day, []) }
             let before = blocked.calls.count
             if screened.action == .reject || screened.action == .ignore {
+                if rejected.insert(screened.call.id).inserted { outcomes.append((.rejected, screened.call)) }
                 guard blocked.calls.count < MQTTRetainedState.blockedLimit else { return }
                 blocked.calls.insert(screened.call.id)
             } else {
+                rejected.remove(screened.call.id)
                 blocked.calls.remove(screened.call.id)
             }
             changed = blocked.calls.count != before
@@ -88,23 +118,93 @@ struct MQTTRetainedState {
         return had > 0
     }
 
+    /// The outcomes of the turn, with the `rang` of a call rejected in it taken out.
+    mutating func takeOutcomes() -> [(outcome: MQTTCallOutcome, call: CallSnapshot)] {
+        let taken = outcomes.filter { $0.outcome != .rang || !rejected.contains($0.call.id) }
+        outcomes.removeAll()
+        // A call's end comes with its `missed` in one batch: forgotten only after the turn.
+        rejected = rejected.filter { id in calls.contains { $0.call.id == id } }
+        return taken
+    }
+
     private mutating func note(_ event: TrackerEvent, time: Double) {
         let call: CallSnapshot
         switch event {
-        case .transition(let snapshot, _), .updated(let snapshot): call = snapshot
+        case .transition(let snapshot, let previous):
+            call = snapshot
+            noteOutcome(of: snapshot, previous: previous)
+        case .updated(let snapshot):
+            call = snapshot
+        case .missed(let snapshot):
+            guard !rejected.contains(snapshot.id) else { return }
+            memory.missedNumber = snapshot.number
+            memory.missedName = snapshot.name.isEmpty ? nil : snapshot.name
+            outcomes.append((.missed, snapshot))
+            changed = true
+            return
         default: return
         }
         changed = true
         let index = calls.firstIndex { $0.call.id == call.id }
         guard call.state != .disconnected else {
             if let index { calls.remove(at: index) }
+            if memory.ringingID == call.id { memory.ringingID = nil }
+            if call.direction != .unknown {
+                memory.lastDirection = call.direction
+                memory.lastEnded = call.endedAt ?? time
+                memory.lastDuration = call.duration
+            }
             return
         }
-        if call.direction == .incoming, call.state == .incoming { lastCaller = (call.number, call.name) }
+        if call.direction == .incoming, call.state == .incoming {
+            memory.callerNumber = call.number
+            memory.callerName = call.name.isEmpty ? nil : call.name
+            memory.ringingID = call.id
+        } else if memory.ringingID == call.id {
+            memory.ringingID = nil
+        }
         var object = JSONObject()
         let live = calls.count + (index == nil ? 1 : 0)
         guard schema.write(event, time: time, liveCalls: live, into: &object) else { return }
         if let index { calls[index] = (call, object.line) } else { calls.append((call, object.line)) }
+    }
+
+    /// Every stack has been read: a call that rang in when telwatch last stopped and is not live
+    /// now ended unanswered while no telwatch looked, a missed call. Whether that changed anything.
+    mutating func settleStart() -> Bool {
+        guard let id = memory.ringingID, !calls.contains(where: { $0.call.id == id }) else { return false }
+        memory.ringingID = nil
+        memory.missedNumber = memory.callerNumber
+        memory.missedName = memory.callerName
+        return true
+    }
+
+    /// A call found live at start rang before: only what happens to it now is an outcome.
+    private mutating func noteOutcome(of call: CallSnapshot, previous: CallState?) {
+        switch call.state {
+        case .incoming where call.direction == .incoming && previous != .incoming && !call.initial:
+            outcomes.append((.rang, call))
+        case .connected where call.direction == .incoming && previous == .incoming:
+            outcomes.append((.answered, call))
+        case .disconnected:
+            if call.everConnected { outcomes.append((.ended, call)) }
+        default:
+            break
+        }
+    }
+
+    /// One outcome's message: what it is, the call's id, and (unless numbers are redacted) who.
+    func outcomeMessage(_ outcome: MQTTCallOutcome, _ call: CallSnapshot) -> [UInt8] {
+        var object = JSONObject()
+        object.add("event_type", outcome.rawValue)
+        object.add("call_id", call.id)
+        object.add("direction", call.direction.rawValue)
+        if !schema.redactNumbers {
+            object.add("number", schema.number(call.number))
+            object.add("name", schema.contacts?.name(for: call.number) ?? (call.name.isEmpty ? nil : call.name))
+        }
+        if outcome == .ended { object.add("duration", seconds: call.duration) }
+        return object.lineBytes
     }
 
     /// `idle`, `ringing`, `dialing` or `connected`: the most urgent of the live calls' states.
@@ -130,10 +230,16 @@ struct MQTTRetainedState {
         stateObject.add("live_calls", calls.count)
         // A redacted host does not publish its callers at all: last digits say too much in a home.
         if !schema.redactNumbers {
-            stateObject.add("last_caller", lastCaller.map { schema.number($0.number) })
+            stateObject.add("last_caller", memory.callerNumber.map(schema.number))
             // The user's own name for the number (`--contacts`) before the network's.
-            stateObject.add("last_caller_name", lastCaller.flatMap { schema.contacts?.name(for: $0.number) ?? $0.name })
+            stateObject.add("last_caller_name", memory.callerNumber.flatMap { schema.contacts?.name(for: $0) ?? memory.callerName })
+            stateObject.add("last_missed_caller", memory.missedNumber.map(schema.number))
+            stateObject.add("last_missed_caller_name",
+                            memory.missedNumber.flatMap { schema.contacts?.name(for: $0) ?? memory.missedName })
         }
+        stateObject.add("last_call_direction", memory.lastDirection?.rawValue)
+        stateObject.add("last_call_ended", time: memory.lastEnded)
+        stateObject.add("last_call_duration", seconds: memory.lastDuration)
         if let missedUnseen { stateObject.add("missed_unseen", missedUnseen) }
         if countsBlockedCalls { stateObject.add("blocked_today", blockedToday) }
         return [(topics.calls, Array(array.utf8)), (topics.run, runObject.lineBytes),

@@ -77,6 +77,8 @@ public struct MQTTSettings: Sendable {
     /// Publish Home Assistant discovery configs under `discoveryPrefix`.
     public var homeAssistant: Bool = true
     public var discoveryPrefix: String = "homeassistant"
+    /// telwatch's version: Home Assistant shows it on the device and in the discovery's origin.
+    public var softwareVersion: String?
     /// Take `silence CALL_ID` from `TOPIC/command` (`--mqtt-commands`); off by default.
     public var commands = false
     /// The host's name: the default topic and the Home Assistant device are named after it.

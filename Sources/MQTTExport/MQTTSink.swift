@@ -21,6 +21,14 @@ public final class MQTTSink: EventSink, LoopHook {
     /// The highest sequence number published on this connection: none is sent twice on one.
     private var sentUpTo = 0
     private var retainedDirty = false
+    /// Every stack has been read once: the retained state is the truth, not a guess.
+    private var ready = false
+    /// `online` was published on this connection, after a retained state with every field it
+    /// has: Home Assistant never sees an old state as current, nor a field missing.
+    private var announced = false
+    /// Past the bound on the wait for the history's first count of missed calls.
+    private var countWaitOver = false
+    private var countWaitTimer: TimerSource?
     private var outboxTrouble = false
     /// Events dropped by the outbox's bounds and not yet announced.
     private var dropped: (count: Int, first: Int, last: Int)?
@@ -38,7 +46,7 @@ public final class MQTTSink: EventSink, LoopHook {
             state.schema = schema
             guard oldValue.redactNumbers != schema.redactNumbers, link.isConnected else { return }
             publishDiscovery()
-            publishRetained()
+            if announced { publishRetained() }
         }
     }
 
@@ -65,7 +73,33 @@ public final class MQTTSink: EventSink, LoopHook {
         guard countsMissedCalls, count != state.missedUnseen else { return }
         state.missedUnseen = count
         retainedDirty = true
+        countWaitTimer?.cancel()
+        countWaitTimer = nil
         loop.soon {}
+    }
+
+    /// Whether the retained state has every field it will have: telwatch is ready and, with a
+    /// history, its count of missed calls is in (or did not come within `countWaitBound`).
+    private var stateComplete: Bool {
+        ready && (!countsMissedCalls || state.missedUnseen != nil || countWaitOver)
+    }
+
+    static let countWaitBound = 5.0
+
+    private func becameReady() {
+        ready = true
+        loop.soon {}
+        guard countsMissedCalls, state.missedUnseen == nil, countWaitTimer == nil,
+              let timer = try? loop.timer({ [weak self] in self?.countWaitEnded() }) else { return }
+        timer.schedule(after: MQTTSink.countWaitBound)
+        countWaitTimer = timer
+    }
+
+    private func countWaitEnded() {
+        countWaitTimer = nil
+        countWaitOver = true
+        report("mqtt: the call history did not count the missed calls within \(Int(MQTTSink.countWaitBound)) s; "
+               + "the retained state goes without them until it does")
     }
 
     /// `stateDirectory` holds the outbox; nil keeps it in memory only.
@@ -91,6 +125,10 @@ public final class MQTTSink: EventSink, LoopHook {
             }
         }
         outbox = opened
+        do { state.memory = try opened?.memory() ?? MQTTCallMemory() } catch {
+            report("mqtt: the last calls remembered in \(MQTTOutbox.fileName) cannot be read (\(error)); "
+                   + "Home Assistant's last caller is unknown until the next call")
+        }
         link = MQTTLink(loop: loop, settings: settings, will: (topics.status, "offline"), report: report)
         link.onConnected = { [weak self] in self?.connected() }
         link.onDisconnected = { [weak self] in self?.disconnected() }
@@ -106,8 +144,16 @@ public final class MQTTSink: EventSink, LoopHook {
     public func receive(_ event: PipelineEvent, liveCalls: Int) {
         guard !finished else { return }
         if case .missedUnseen(let count) = event { return noteMissedUnseen(count) }
+        let memory = state.memory
         state.note(event)
         retainedDirty = retainedDirty || state.changed
+        if case .ready = event {
+            retainedDirty = state.settleStart() || retainedDirty
+            becameReady()
+        }
+        if state.memory != memory, let outbox {
+            do { try outbox.remember(state.memory) } catch { outboxFailed(error) }
+        }
         if case .screened = event { followMidnight() }
         schema.records(of: event, liveCalls: liveCalls, seconds: seconds) { object in
             guard let outbox else { return }
@@ -174,6 +220,8 @@ public final class MQTTSink: EventSink, LoopHook {
     public func finish(then done: @escaping () -> Void) {
         prepareTurn()
         finished = true
+        countWaitTimer?.cancel()
+        countWaitTimer = nil
         guard link.isConnected, !inFlight.isEmpty,
               let timer = try? loop.timer({ [weak self] in self?.goodbye() }) else { return goodbye(then: done) }
         finishing = (timer, done)
@@ -205,9 +253,26 @@ public final class MQTTSink: EventSink, LoopHook {
 
     private func prepareTurn() {
         commit()
+        let outcomes = state.takeOutcomes()
         guard link.isConnected else { return }
-        if retainedDirty { publishRetained() }
+        if !announced {
+            guard stateComplete else { return pump() }
+            announce()
+        } else if retainedDirty {
+            publishRetained()
+        }
+        // Not kept for later: an outcome is news now, and a late one would fire an automation late.
+        for (outcome, call) in outcomes {
+            link.publish(state.topics.callEvent, state.outcomeMessage(outcome, call), qos: 1, retain: false)
+        }
         pump()
+    }
+
+    /// The retained state first, then `online`: what Home Assistant reads as current is current.
+    private func announce() {
+        publishRetained()
+        link.publish(state.topics.status, Array("online".utf8), qos: 1, retain: true)
+        announced = true
     }
 
     private func store(seq: Int, payload: String) {
@@ -298,14 +363,15 @@ public final class MQTTSink: EventSink, LoopHook {
             try announceDropped()
         } catch { outboxFailed(error) }
         commit()
-        link.publish(state.topics.status, Array("online".utf8), qos: 1, retain: true)
+        announced = false
         publishDiscovery()
-        publishRetained()
+        if stateComplete { announce() }
         pump()
     }
 
+    /// With discovery off, every config is removed (an empty retained message), so an entity
+    /// made by an earlier run goes with it.
     private func publishDiscovery() {
-        guard settings.homeAssistant else { return }
         for (topic, payload) in HomeAssistantDiscovery(settings: settings, topics: state.topics,
                                                        redactNumbers: schema.redactNumbers,
                                                        countsMissedCalls: countsMissedCalls,

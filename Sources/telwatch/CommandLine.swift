@@ -58,7 +58,9 @@ enum WatchArguments {
             case "--backend", "--bus", "--inhibit", "--hooks", "--lease", "--heartbeat", "--hook-timeout",
                  "--stop-grace", "--state-dir", "--resume-grace", "--history-keep", "--session-bus",
                  "--contacts", "--screening", "--api-bus",
-                 "--mqtt", "--mqtt-topic", "--mqtt-credentials", "--mqtt-ca", "--mqtt-cert", "--mqtt-key":
+                 "--mqtt", "--mqtt-topic", "--mqtt-credentials", "--mqtt-ca", "--mqtt-cert", "--mqtt-key",
+                 "--mqtt-keepalive", "--mqtt-reconnect-max", "--mqtt-outbox-limit", "--mqtt-outbox-max-age",
+                 "--mqtt-max-message", "--mqtt-homeassistant", "--mqtt-discovery-prefix":
                 try options.set(String(argument.dropFirst(2)), try cursor.value(for: argument))
             case "--while":
                 // `--while 'ringing=fbcli -E phone-incoming-call'`: the config file's `while.ringing = …`.

@@ -104,6 +104,7 @@ struct MQTTOptions: Equatable {
         settings.outboxMaxAge = outboxMaxAge
         settings.maxMessage = maxMessage
         settings.homeAssistant = homeAssistant
+        settings.softwareVersion = Release.version
         settings.commands = commands
         settings.discoveryPrefix = discoveryPrefix
         return settings

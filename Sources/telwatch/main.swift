@@ -1,7 +1,7 @@
 // telwatch: follows ModemManager and oFono voice calls and holds a background run while any is live.
 import Glibc
 
-let version = "0.2.0"
+let version = Release.version
 
 // A closed stdout is noticed as EPIPE (and ends the watch cleanly), not as a fatal signal.
 signal(SIGPIPE, SIG_IGN)

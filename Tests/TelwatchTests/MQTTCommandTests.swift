@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import Glibc
 import Loop
+import MQTTExport
 import TestSupport
 import XCTest
 
@@ -10,6 +11,10 @@ final class MQTTCommandTests: CommandTestCase {
     static let root = "telwatch/test"
     static let events = root + "/events"
     static let callInterface = "org.freedesktop.ModemManager1.Call"
+    /// The host's part of the discovery node (`telwatch_HOST`).
+    static var nodeSuffix: String {
+        String(MQTTSettings.localHostName().map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") ? $0 : "_" })
+    }
     var broker: MosquittoBroker!
 
     override func setUpWithError() throws {
@@ -192,6 +197,60 @@ final class MQTTCommandTests: CommandTestCase {
         XCTAssertEqual(sub.nextMessage(on: Self.root + "/status")?.payload, "online")
         kill(watch.pid, SIGKILL)
         XCTAssertEqual(sub.nextMessage(on: Self.root + "/status")?.payload, "offline", "the last will")
+    }
+
+    /// telwatch killed while a call rings, the call missed while it is down, telwatch started
+    /// again: what Home Assistant reads once `online` comes is the truth, whole. No `ringing`
+    /// after the restart, the retained state before `online` with every field (the missed
+    /// calls, the last caller remembered), and the call that ended unseen a missed call in the
+    /// history, the retained count and `telwatch log` alike.
+    func testARestartAfterACallEndedUnseenPublishesTheWholeTruthBeforeOnline() throws {
+        try startModemManager()
+        let sub = try subscriber([Self.root + "/state", Self.root + "/status"])
+        var lines: [String] = []
+        let first = try startMQTTWatch(lines: &lines)
+        try missedCall(first, "+15550081", lines: &lines)
+        XCTAssertNotNil(sub.nextMessage(on: Self.root + "/state", where: { $0.object?["missed_unseen"] as? Int == 1 }))
+        let call = try ring("+15550082")
+        self.lines(first, until: "incoming", into: &lines)
+        XCTAssertNotNil(sub.nextMessage(on: Self.root + "/state", where: {
+            $0.object?["state"] as? String == "ringing" && $0.object?["last_caller"] as? String == "+15550082"
+        }))
+        // Killed once the ring is in the history too (its write follows the turn's messages).
+        let deadline = monotonicNow() + 15
+        while monotonicNow() < deadline,
+              try !fixture.run([Self.telwatch, "log", "--json", "--state-dir", stateDirectory]).output.contains("+15550082") {
+            usleep(20_000)
+        }
+        kill(first.pid, SIGKILL)
+        XCTAssertNotNil(first.wait(timeout: 15))
+        XCTAssertEqual(sub.nextMessage(on: Self.root + "/status")?.payload, "offline", "the last will")
+        try control("RemoteHangup", [.objectPath(try ObjectPath(call))])
+
+        let second = try startMQTTWatch(lines: &lines)
+        var after: [MQTTMessage] = []
+        let online = sub.readLine(timeout: 15, where: { line in
+            guard let message = MQTTMessage(line) else { return false }
+            after.append(message)
+            return message.topic == Self.root + "/status"
+        })
+        XCTAssertEqual(online.flatMap(MQTTMessage.init)?.payload, "online", "\(after.map(\.payload))")
+        let states = after.filter { $0.topic == Self.root + "/state" }.compactMap(\.object)
+        let current = try XCTUnwrap(states.last, "the state comes before online: \(after.map(\.payload))")
+        XCTAssertEqual(current["state"] as? String, "idle")
+        XCTAssertEqual(current["ringing"] as? Bool, false)
+        XCTAssertEqual(current["last_caller"] as? String, "+15550082", "remembered across the restart")
+        XCTAssertEqual(current["last_missed_caller"] as? String, "+15550082")
+        XCTAssertEqual(current["missed_unseen"] as? Int, 2, "the call that ended unseen was missed")
+        XCTAssertFalse(states.contains { $0["state"] as? String != "idle" || $0["missed_unseen"] == nil }, "\(states)")
+        // Nothing but the truth after online either.
+        XCTAssertNil(sub.nextMessage(on: Self.root + "/state", timeout: 1, where: {
+            $0.object?["state"] as? String != "idle" || $0.object?["missed_unseen"] as? Int != 2
+        }))
+        let log = try fixture.run([Self.telwatch, "log", "--json", "--missed", "--state-dir", stateDirectory])
+        XCTAssertEqual(log.status, .exited(0), log.log)
+        XCTAssertEqual(log.output.split(separator: "\n").filter { $0.contains("+15550082") }.count, 1, log.output)
+        XCTAssertFalse(second.log().contains("mqtt:"), second.log())
     }
 
     // MARK: Nothing lost while the broker is away
@@ -442,46 +501,84 @@ final class MQTTCommandTests: CommandTestCase {
     static let commonKeys: Set<String> = [
         "availability", "availability_mode", "availability_template", "availability_topic", "device",
         "device_class", "enabled_by_default", "encoding", "entity_category", "entity_picture", "expire_after",
-        "force_update", "icon", "json_attributes_template", "json_attributes_topic", "name", "object_id",
+        "force_update", "icon", "origin", "json_attributes_template", "json_attributes_topic", "name", "object_id",
         "default_entity_id", "payload_available", "payload_not_available", "platform", "qos", "state_topic",
         "unique_id", "value_template",
     ]
     static let binarySensorKeys = commonKeys.union(["off_delay", "payload_off", "payload_on"])
     static let sensorKeys = commonKeys.union(["last_reset_value_template", "options", "state_class",
                                               "suggested_display_precision", "unit_of_measurement"])
+    static let eventKeys = commonKeys.union(["event_types"])
+    static let originKeys: Set<String> = ["name", "sw_version", "support_url"]
+    /// Every config telwatch publishes, by component and object: with a history, without screening.
+    static let entities: [String: String] = [
+        "ringing": "binary_sensor", "call_live": "binary_sensor", "call_state": "sensor", "last_caller": "sensor",
+        "missed_unseen": "sensor", "live_calls": "sensor", "last_missed_caller": "sensor", "last_call_time": "sensor",
+        "last_call_direction": "sensor", "last_call_duration": "sensor", "call": "event",
+    ]
     static let deviceKeys: Set<String> = ["configuration_url", "connections", "hw_version", "identifiers", "manufacturer",
                                           "model", "model_id", "name", "serial_number", "suggested_area", "sw_version",
                                           "via_device"]
+
+    /// Every discovery config telwatch publishes (an empty one removes its entity), by topic.
+    func discoveryConfigs(_ sub: TestProcess, count: Int = 12) -> [String: MQTTMessage] {
+        var configs: [String: MQTTMessage] = [:]
+        while configs.count < count, let line = sub.readLine(timeout: 15), let message = MQTTMessage(line) {
+            configs[message.topic] = message
+        }
+        return configs
+    }
 
     func testDiscoveryConfigsUseOnlyHomeAssistantsDocumentedKeys() throws {
         try startModemManager()
         let sub = try subscriber(["homeassistant/#"])
         var lines: [String] = []
-        _ = try startMQTTWatch(lines: &lines)
-        var configs: [String: [String: Any]] = [:]
-        while configs.count < 5, let line = sub.readLine(timeout: 15), let message = MQTTMessage(line) {
-            configs[message.topic] = message.object
-        }
-        XCTAssertEqual(configs.count, 5, "\(configs.keys)")
+        let watch = try startMQTTWatch(lines: &lines)
+        let published = discoveryConfigs(sub)
+        XCTAssertEqual(published.count, 12, "\(published.keys)")
+        XCTAssertEqual(published.filter { $0.value.payload.isEmpty }.map(\.key),
+                       ["homeassistant/sensor/telwatch_\(MQTTCommandTests.nodeSuffix)/blocked_today/config"],
+                       "only the count of blocked calls is removed, without screening")
+        let configs = published.compactMapValues(\.object)
+        XCTAssertEqual(Set(configs.keys.map { "\($0.split(separator: "/")[1]):\($0.split(separator: "/")[3])" }),
+                       Set(Self.entities.map { "\($1):\($0)" }))
         XCTAssertNotNil(configs.keys.first { $0.hasSuffix("/missed_unseen/config") }, "the history counts missed calls")
         var uniqueIDs = Set<String>()
         for (topic, config) in configs {
             let parts = topic.split(separator: "/")
             XCTAssertEqual(parts.count, 5, topic)
             XCTAssertEqual(parts.last, "config")
-            XCTAssertTrue(parts[1] == "binary_sensor" || parts[1] == "sensor", topic)
             XCTAssertTrue(parts[2...3].allSatisfy { $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" } })
-            let allowed = parts[1] == "sensor" ? Self.sensorKeys : Self.binarySensorKeys
+            let allowed = parts[1] == "sensor" ? Self.sensorKeys : parts[1] == "event" ? Self.eventKeys : Self.binarySensorKeys
             XCTAssertTrue(Set(config.keys).isSubset(of: allowed), "\(topic): \(Set(config.keys).subtracting(allowed))")
             for key in ["name", "unique_id", "state_topic", "device"] { XCTAssertNotNil(config[key], "\(topic) \(key)") }
-            XCTAssertEqual(config["state_topic"] as? String, Self.root + "/state")
+            XCTAssertEqual(config["state_topic"] as? String, Self.root + (parts[1] == "event" ? "/call-event" : "/state"))
             XCTAssertEqual(config["availability_topic"] as? String, Self.root + "/status")
+            if parts[1] == "binary_sensor" { XCTAssertNotNil(config["device_class"], "\(topic): a binary sensor's class") }
             let device = try XCTUnwrap(config["device"] as? [String: Any])
             XCTAssertTrue(Set(device.keys).isSubset(of: Self.deviceKeys), "\(device.keys)")
+            XCTAssertNotNil(device["sw_version"], "telwatch's version on the device")
+            let origin = try XCTUnwrap(config["origin"] as? [String: Any], "\(topic): the discovery's origin")
+            XCTAssertTrue(Set(origin.keys).isSubset(of: Self.originKeys), "\(origin.keys)")
+            XCTAssertEqual(origin["name"] as? String, "telwatch")
             XCTAssertFalse((device["identifiers"] as? [String] ?? []).isEmpty, "one device per host")
             uniqueIDs.insert(config["unique_id"] as? String ?? "")
         }
-        XCTAssertEqual(uniqueIDs.count, 5)
+        XCTAssertEqual(uniqueIDs.count, 11)
+        XCTAssertEqual(configs.first { $0.key.hasSuffix("/live_calls/config") }?.value["entity_category"] as? String,
+                       "diagnostic")
+        XCTAssertEqual(configs.first { $0.key.hasSuffix("/call/config") }?.value["event_types"] as? [String],
+                       ["rang", "answered", "missed", "rejected", "ended"])
+
+        // Discovery turned off: every entity is removed, not left working.
+        watch.terminate()
+        let off = try startMQTTWatch(lines: &lines, config: ["mqtt-homeassistant = false"])
+        let removed = discoveryConfigs(sub)
+        XCTAssertEqual(removed.count, 12, "\(removed.keys)")
+        XCTAssertTrue(removed.values.allSatisfy(\.payload.isEmpty), "\(removed.filter { !$0.value.payload.isEmpty }.keys)")
+        off.terminate()
+        let retained = try subscriber(["homeassistant/#"])
+        XCTAssertNil(retained.readLine(timeout: 1), "no config is left on the broker")
     }
 
     /// The retained state counts the missed calls not seen yet, as the call history does: at
@@ -586,6 +683,57 @@ final class MQTTCommandTests: CommandTestCase {
         XCTAssertNotNil(sub.nextMessage(on: Self.root + "/state"))
         plain.terminate()
         XCTAssertEqual(subscriptions(), before, "no command topic without --mqtt-commands")
+    }
+
+    /// Each call's outcome is one message on TOPIC/call-event (Home Assistant's "Call" event
+    /// entity), as it happens and never again: answered (rang, answered, ended with its
+    /// length), missed (rang, missed), rejected by screening (rejected alone: it never rang for
+    /// the user), and nothing for a call found ringing by a telwatch started again.
+    func testEachCallsOutcomeIsOneEventAndARestartFiresNone() throws {
+        try startModemManager()
+        let rules = logind.directory + "/screening.conf"
+        try "block +1900*\n".write(toFile: rules, atomically: true, encoding: .utf8)
+        let topic = Self.root + "/call-event"
+        let sub = try subscriber([topic])
+        var lines: [String] = []
+        var watch = try startMQTTWatch(lines: &lines, ["--screening", rules])
+        func outcomes(_ count: Int) -> [[String: Any]] {
+            var got: [[String: Any]] = []
+            while got.count < count, let message = sub.nextMessage(on: topic) { got.append(message.object ?? [:]) }
+            return got
+        }
+        let answered = try ring("+15550061")
+        self.lines(watch, until: "incoming", into: &lines)
+        try mm(answered, Self.callInterface, "Accept")
+        self.lines(watch, until: "connected", into: &lines)
+        try control("RemoteHangup", [.objectPath(try ObjectPath(answered))])
+        self.lines(watch, until: "run-stopped", into: &lines)
+        let first = outcomes(3)
+        XCTAssertEqual(first.compactMap { $0["event_type"] as? String }, ["rang", "answered", "ended"])
+        XCTAssertEqual(first.first?["number"] as? String, "+15550061")
+        XCTAssertNotNil(first.last?["duration"] as? Double, "\(first)")
+
+        try missedCall(watch, "+15550062", lines: &lines)
+        XCTAssertEqual(outcomes(2).compactMap { $0["event_type"] as? String }, ["rang", "missed"])
+
+        _ = try ring("+19005550163")
+        self.lines(watch, until: "screened", into: &lines)
+        self.lines(watch, until: "run-stopped", into: &lines)
+        let rejected = outcomes(1)
+        XCTAssertEqual(rejected.compactMap { $0["event_type"] as? String }, ["rejected"])
+        XCTAssertEqual(rejected.first?["number"] as? String, "+19005550163")
+
+        // Restarted while a call rings: it rang before; its end is the one news.
+        let ringing = try ring("+15550064")
+        self.lines(watch, until: "incoming", into: &lines)
+        XCTAssertEqual(outcomes(1).compactMap { $0["event_type"] as? String }, ["rang"])
+        watch.terminate()
+        watch = try startMQTTWatch(lines: &lines, ["--screening", rules])
+        try control("RemoteHangup", [.objectPath(try ObjectPath(ringing))])
+        self.lines(watch, until: "run-stopped", into: &lines)
+        XCTAssertEqual(outcomes(1).compactMap { $0["event_type"] as? String }, ["missed"])
+        XCTAssertNil(sub.nextMessage(on: topic, timeout: 1), "nothing more")
+        XCTAssertFalse(watch.log().contains("mqtt:"), watch.log())
     }
 
     func testRedactedNumbersRemoveTheLastCallerEverywhere() throws {

@@ -41,6 +41,24 @@ final class MQTTOptionTests: XCTestCase {
         XCTAssertNil(try WatchOptions().mqtt.settings(), "no --mqtt: nothing of MQTT")
     }
 
+    /// Every MQTT setting but the user and password (never on argv) has its flag as well as its key.
+    func testEveryMQTTSettingHasItsFlag() throws {
+        let options = try XCTUnwrap(try WatchArguments.parse([
+            "--mqtt", "mqtt://127.0.0.1", "--mqtt-discovery-prefix", "ha", "--mqtt-homeassistant", "false",
+            "--mqtt-keepalive", "30s", "--mqtt-reconnect-max", "5s", "--mqtt-outbox-limit", "100",
+            "--mqtt-outbox-max-age", "1h", "--mqtt-max-message=2048",
+        ]))
+        let settings = try XCTUnwrap(try options.mqtt.settings())
+        XCTAssertEqual(settings.discoveryPrefix, "ha")
+        XCTAssertFalse(settings.homeAssistant)
+        XCTAssertEqual(settings.keepalive, 30)
+        XCTAssertEqual(settings.reconnectMax, 5)
+        XCTAssertEqual(settings.outboxLimit, 100)
+        XCTAssertEqual(settings.outboxMaxAge, 3600)
+        XCTAssertEqual(settings.maxMessage, 2048)
+        XCTAssertNotNil(settings.softwareVersion, "the version Home Assistant shows")
+    }
+
     func testChangedMQTTSettingsWaitForTheNextStart() throws {
         var new = WatchOptions()
         try new.set("mqtt", "mqtt://127.0.0.1")

@@ -30,6 +30,13 @@ _telwatch() {
         --mqtt-ca) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --mqtt-cert) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --mqtt-key) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --mqtt-keepalive) COMPREPLY=(); return ;;
+        --mqtt-reconnect-max) COMPREPLY=(); return ;;
+        --mqtt-outbox-limit) COMPREPLY=(); return ;;
+        --mqtt-outbox-max-age) COMPREPLY=(); return ;;
+        --mqtt-max-message) COMPREPLY=(); return ;;
+        --mqtt-homeassistant) COMPREPLY=(); return ;;
+        --mqtt-discovery-prefix) COMPREPLY=(); return ;;
         --config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --user) COMPREPLY=(); return ;;
         --since) COMPREPLY=(); return ;;
@@ -40,7 +47,7 @@ _telwatch() {
     esac
     local options
     case $command in
-        watch) options="--backend --bus --json --inhibit --hooks --hook-timeout --while --contacts --screening --run --stop-grace --lease --heartbeat --wakelock --sleep-delay-lock --resume-grace --state-dir --no-history --history-keep --feedback --call-audio --notify --session-bus --redact-numbers --no-api --api-bus --mqtt --mqtt-topic --mqtt-credentials --mqtt-ca --mqtt-cert --mqtt-key --mqtt-commands --quiet -q --verbose -v --config --help" ;;
+        watch) options="--backend --bus --json --inhibit --hooks --hook-timeout --while --contacts --screening --run --stop-grace --lease --heartbeat --wakelock --sleep-delay-lock --resume-grace --state-dir --no-history --history-keep --feedback --call-audio --notify --session-bus --redact-numbers --no-api --api-bus --mqtt --mqtt-topic --mqtt-credentials --mqtt-ca --mqtt-cert --mqtt-key --mqtt-keepalive --mqtt-reconnect-max --mqtt-outbox-limit --mqtt-outbox-max-age --mqtt-max-message --mqtt-homeassistant --mqtt-discovery-prefix --mqtt-commands --quiet -q --verbose -v --config --help" ;;
         status) options="--backend --bus --json --state-dir --api-bus --help" ;;
         events) options="--bus --json --api-bus --verbose -v --config --help" ;;
         doctor) options="--backend --bus --inhibit --hooks --screening --sleep-delay-lock --state-dir --no-history --feedback --call-audio --notify --session-bus --config --user --help" ;;
