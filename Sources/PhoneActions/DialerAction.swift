@@ -8,7 +8,9 @@ import Pipeline
 /// quiet (silence, ignore, a reject being hung up) is silenced in the dialer too, through its own
 /// API (`org.gnome.Calls.Call.Silence`, what phosh-antispam uses). GNOME Calls holds back its ring
 /// for 100 ms after a call comes, and telwatch decides within a few: a call silenced before the
-/// ring starts never rings. Its call objects are followed only through the signals its object
+/// ring starts never rings. A reject is silenced too: a modem slow to hang up (150 ms) would
+/// otherwise ring for the difference; one the stack ended first makes GNOME Calls log a failed
+/// assertion for a call no longer ringing, and nothing else. Its call objects are followed only through the signals its object
 /// manager sends when a call comes or goes: nothing is read or sent while no call rings.
 final class DialerAction {
     static let name = "org.gnome.Calls"
