@@ -47,6 +47,9 @@ final class FeedbackAction {
     private var held: [String: CallDetail] = [:]
     /// Screening's word on a call: nil when no rule spoke of it.
     var screening: (String) -> ScreeningAction? = { _ in nil }
+    /// A dialer runs in the session and rings for every call itself (docs/phones.md): telwatch
+    /// then plays nothing, so no call rings twice.
+    var standsAside: () -> Bool = { false }
     private var ring: Ring?
     private var requests: UInt64 = 0
     /// A missed-call feedback is out: another missed call meanwhile adds nothing to hear.
@@ -138,8 +141,11 @@ final class FeedbackAction {
         return waitingUnknown ? .incomingCall : .callWaiting
     }
 
+    /// A dialer came or went: the ring follows.
+    func refresh() { update() }
+
     private func update() {
-        let want = wanted
+        let want = standsAside() ? nil : wanted
         // A trigger is out: its answer puts right whatever changed meanwhile.
         if case .requested? = ring { return }
         guard ring?.event != want else { return }
@@ -215,7 +221,7 @@ final class FeedbackAction {
 
     /// A missed call's feedback: played once (timeout -1), nothing to end.
     private func missed() {
-        guard !missedOut else { return }
+        guard !missedOut, !standsAside() else { return }
         missedOut = true
         service.call("TriggerFeedback", Self.trigger(.missedCall, timeout: -1), reuse: FeedbackEvent.missedCall.rawValue) {
             [weak self] result in

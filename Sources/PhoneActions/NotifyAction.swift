@@ -37,6 +37,8 @@ final class NotifyAction {
     func receive(_ event: TrackerEvent) {
         switch event {
         case .missed(let call):
+            // The dialer notifies every missed call itself (docs/phones.md): one is enough.
+            guard !standsAside() else { return }
             switch screening(call.id) {
             case .reject?, .ignore?: break
             case .silence?: notify(call, quiet: true)
@@ -62,6 +64,9 @@ final class NotifyAction {
 
     /// A number that tells one caller from another (not unknown, not withheld).
     static func isIdentified(_ number: String) -> Bool { !number.isEmpty && number != "withheld" }
+
+    /// A dialer runs in the session and notifies missed calls itself.
+    var standsAside: () -> Bool = { false }
 
     /// Screening's word on a call: nil when no rule spoke of it.
     var screening: (String) -> ScreeningAction? = { _ in nil }

@@ -30,6 +30,8 @@ public final class PhoneActions: EventSink {
     private let feedback: FeedbackAction?
     private let callAudio: CallAudioAction?
     private let notify: NotifyAction?
+    /// The phone's dialer (GNOME Calls), followed whenever a phone action is on.
+    private let dialer: DialerAction
 
     /// Connects to the session bus and starts following the services; nil (after one line) when
     /// the bus cannot be reached, or no action is on.
@@ -66,10 +68,19 @@ public final class PhoneActions: EventSink {
         feedback = feedbackService.map(FeedbackAction.init)
         callAudio = callAudioService.map(CallAudioAction.init)
         notify = notifyService.map { NotifyAction(service: $0, contactName: { contacts?.name(for: $0) }) }
-        services = [feedbackService, callAudioService, notifyService].compactMap { $0 }
+        let dialerService = try SessionService(
+            action: "dialer", name: DialerAction.name, path: DialerAction.root, interface: BusDaemon.objectManagerInterface,
+            connection: connection, startsService: false, report: report)
+        let dialer = DialerAction(service: dialerService)
+        self.dialer = dialer
+        feedback?.standsAside = { dialer.isPresent }
+        notify?.standsAside = { dialer.isPresent }
+        dialer.onPresenceChanged = { [weak feedback] in feedback?.refresh() }
+        services = [feedbackService, callAudioService, notifyService, dialerService].compactMap { $0 }
         for service in services { try service.start() }
         feedback?.start()
         notify?.start()
+        dialer.start()
         connection.onDisconnect = { [weak self] in
             report("phone actions: lost the session bus; the actions are off until telwatch restarts")
             self?.services.forEach { $0.stop() }
@@ -87,6 +98,7 @@ public final class PhoneActions: EventSink {
     }
 
     public func receive(_ event: PipelineEvent, liveCalls: Int) {
+        dialer.receive(event)
         if case .screened(let screened, _) = event { feedback?.screened(screened.call.id, rings: screened.action.rings) }
         guard case .calls(let events, _) = event else { return }
         for event in events {

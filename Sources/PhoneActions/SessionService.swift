@@ -11,6 +11,8 @@ final class SessionService {
     let name: String
     let path: ObjectPath
     let interface: String
+    /// Asked of the bus (D-Bus activation) when absent; a dialer is only followed, never started.
+    private let startsService: Bool
     private let connection: Connection
     private let report: (String) -> Void
     private var watch: NameOwnerWatch?
@@ -33,7 +35,8 @@ final class SessionService {
     var onVanished: (() -> Void)?
 
     init(action: String, name: String, path: String, interface: String, connection: Connection,
-         report: @escaping (String) -> Void) throws {
+         startsService: Bool = true, report: @escaping (String) -> Void) throws {
+        self.startsService = startsService
         self.action = action
         self.name = name
         self.path = try ObjectPath(path)
@@ -52,6 +55,10 @@ final class SessionService {
 
     private func ownerChanged(_ event: NameOwnerEvent) {
         prepared.removeAll()
+        guard startsService else {
+            if case .appeared = event { onAppeared?() } else if case .vanished = event { onVanished?() }
+            return
+        }
         switch event {
         case .absent:
             activate { [weak self] in
@@ -112,6 +119,19 @@ final class SessionService {
                 try message.append(values: arguments)
                 if let key { prepared[key] = message }
             }
+            connection.call(message, timeout: Self.callTimeout) { result in reply?(result) }
+        } catch {
+            say("cannot build \(member) (\(error))")
+        }
+    }
+
+    /// Calls a method of another object of the current owner (a dialer's call object), without
+    /// blocking; nothing is sent while it is absent.
+    func call(_ member: String, on path: ObjectPath, interface: String,
+              reply: ((Result<Message, DBusError>) -> Void)? = nil) {
+        guard let owner else { return }
+        do {
+            let message = try Message.methodCall(destination: owner, path: path, interface: interface, member: member)
             connection.call(message, timeout: Self.callTimeout) { result in reply?(result) }
         } catch {
             say("cannot build \(member) (\(error))")

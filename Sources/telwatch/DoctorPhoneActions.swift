@@ -25,6 +25,7 @@ extension Doctor {
             (actions.notify, "--notify", "a notification server", "org.freedesktop.Notifications",
              "the desktop's notification daemon"),
         ]
+        checkDialer(bus)
         for action in wanted where action.on {
             let owner = try? bus.callBlocking(
                 destination: BusDaemon.name, path: BusDaemon.path, interface: BusDaemon.interface,
@@ -39,5 +40,21 @@ extension Doctor {
                       fix: "install and start \(action.package); telwatch uses it as soon as it appears")
             }
         }
+    }
+
+    /// The phone's dialer, if one runs in the session: what telwatch leaves to it, and what
+    /// screening can and cannot do beside it (docs/phones.md).
+    private mutating func checkDialer(_ bus: Connection) {
+        let owner = try? bus.callBlocking(
+            destination: BusDaemon.name, path: BusDaemon.path, interface: BusDaemon.interface,
+            member: "GetNameOwner", "org.gnome.Calls", timeout: 5).decode(String.self)
+        guard let owner else {
+            return check(true, "dialer: none on the session bus (org.gnome.Calls): --feedback and --notify ring "
+                         + "and notify themselves")
+        }
+        check(true, "dialer: GNOME Calls (org.gnome.Calls) runs as \(owner): telwatch leaves the ring and the "
+              + "missed-call notifications to it, and silences its ring for every call screening holds quiet; "
+              + "a rejected call still leaves GNOME Calls' \"Missed call\" notification and a missed call in "
+              + "its history, which telwatch cannot take back (docs/phones.md)")
     }
 }
