@@ -89,10 +89,16 @@ public final class MQTTSink: EventSink, LoopHook {
     private func becameReady() {
         ready = true
         loop.soon {}
-        guard countsMissedCalls, state.missedUnseen == nil, countWaitTimer == nil,
-              let timer = try? loop.timer({ [weak self] in self?.countWaitEnded() }) else { return }
-        timer.schedule(after: MQTTSink.countWaitBound)
-        countWaitTimer = timer
+        guard countsMissedCalls, state.missedUnseen == nil, countWaitTimer == nil else { return }
+        do {
+            let timer = try loop.timer({ [weak self] in self?.countWaitEnded() })
+            timer.schedule(after: MQTTSink.countWaitBound)
+            countWaitTimer = timer
+        } catch {
+            // Without the bound, `online` would wait for a count that may never come.
+            countWaitOver = true
+            report("mqtt: cannot arm the wait for the missed-call count (\(error)); the retained state goes without it")
+        }
     }
 
     private func countWaitEnded() {
