@@ -208,8 +208,10 @@ struct MQTTRetainedState {
     }
 
     /// `idle`, `ringing`, `dialing` or `connected`: the most urgent of the live calls' states.
+    /// A call that screening rejected or ignored is left out: it never rings for the user, so
+    /// Home Assistant's "Ringing" (a TV paused on a ring) must not see it ring either.
     var summary: String {
-        let states = Set(calls.map(\.call.state))
+        let states = Set(calls.filter { !rejected.contains($0.call.id) }.map(\.call.state))
         if states.contains(.incoming) { return "ringing" }
         if states.contains(.connected) { return "connected" }
         if states.contains(.dialing) { return "dialing" }

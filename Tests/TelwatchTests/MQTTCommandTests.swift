@@ -618,7 +618,8 @@ final class MQTTCommandTests: CommandTestCase {
     }
 
     /// Call screening on: the retained state counts the calls it blocked today (Home Assistant's
-    /// "Calls blocked today"); a silenced call is no blocked call. With `--mqtt-commands`,
+    /// "Calls blocked today"), and a blocked call never rings there (a TV paused for a blocked
+    /// call is what screening prevents); a silenced call is no blocked call. With `--mqtt-commands`,
     /// `silence CALL_ID` on TOPIC/command stops a ringing call's ring; anything else (a retained
     /// message among them) is refused with one line a kind. Without it telwatch does not subscribe.
     func testScreeningCountsBlockedCallsAndSilenceIsTheOneCommand() throws {
@@ -634,8 +635,10 @@ final class MQTTCommandTests: CommandTestCase {
         var lines: [String] = []
         let watch = try startMQTTWatch(lines: &lines, ["--screening", rules, "--mqtt-commands"])
         var counts: [Int] = []
+        var rang: [String] = []
         func reaches(_ count: Int) -> Bool {
             sub.readLine(timeout: 15, where: { line in
+                if MQTTMessage(line)?.object?["ringing"] as? Bool == true { rang.append(line) }
                 guard let now = MQTTMessage(line)?.object?["blocked_today"] as? Int else { return false }
                 if counts.last != now { counts.append(now) }
                 return now == count
@@ -649,6 +652,12 @@ final class MQTTCommandTests: CommandTestCase {
         _ = try ring("+19005550100")
         self.lines(watch, until: "screened", into: &lines)
         XCTAssertTrue(reaches(1), "\(counts)")
+        XCTAssertNotNil(sub.readLine(timeout: 15, where: { line in
+            let state = MQTTMessage(line)?.object
+            if state?["ringing"] as? Bool == true { rang.append(line) }
+            return state?["live_calls"] as? Int == 0
+        }), "the blocked call ends")
+        XCTAssertEqual(rang, [], "a blocked call never rings")
 
         // A ringing call, silenced from MQTT: its screened event says who (rule user).
         let call = try ring("+15550001")
