@@ -298,6 +298,12 @@ try:
         said = datetime.fromisoformat(line["time"].replace("Z", "+00:00")).timestamp()
         delays.append(((changed - said) * 1000, f"{entity} on {line['event']}"))
 
+    # Before the first call, as on a Home Assistant that has been up a while: telwatch's state
+    # read (a ring that came before Home Assistant's subscription would come from unavailable,
+    # not from off, and the README's ring automation rightly would not fire).
+    check(until(lambda: all(st["state"] != "unavailable" for k, st in entity_states().items() if k in expected)
+                and entity_states()[ringing]["state"] == "off", 20), "before the first call: available, ringing off",
+          str(entity_states().get(ringing)))
     snapshot("start")
 
     # Incoming, answered, hung up by the far end.
