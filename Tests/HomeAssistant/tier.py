@@ -13,7 +13,7 @@ warning about MQTT or telwatch; a canary entity's warning shows that check sees 
 Every wait is bounded; every process is started here and killed by its PID. Prints one line per
 check and a summary: "homeassistant: N passed, M failed".
 """
-import json, os, re, urllib.parse, signal, socket, subprocess, sys, tempfile, time, urllib.request, urllib.error
+import json, os, re, shutil, urllib.parse, signal, socket, subprocess, sys, tempfile, time, urllib.request, urllib.error
 
 ROOT_NAME = "trixie-amd64-homeassistant"
 here = os.path.dirname(os.path.abspath(__file__))
@@ -488,5 +488,9 @@ finally:
     for p in reversed(list(processes)):
         stop(p)
     print(f"  (the tier took {time.monotonic() - started_at:.0f} s)")
+    if failed:
+        print(f"  its logs are kept in {work}")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
     print(f"homeassistant: {passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
