@@ -585,7 +585,8 @@ final class OptionParsingTests: XCTestCase {
 
     func testLogTakesOnlyWhatItsUsageLineNamesAndItsOwnFilters() throws {
         XCTAssertEqual(LogCommand.acceptedOptions, ["--json", "--redact-numbers", "--state-dir", "--config", "--missed",
-                                                    "--unseen", "--screened", "--since", "--number", "--limit", "--csv", "--mark-seen"])
+                                                    "--unseen", "--screened", "--since", "--number", "--limit", "--csv", "--mark-seen",
+                                                    "--bus", "--api-bus"])
         try assertTakes("log", exactly: LogCommand.acceptedOptions, configPath: try config("state-dir = /from/file\n"))
     }
 
