@@ -31,7 +31,14 @@ public final class ProcessGroupChild {
     }
 
     deinit {
-        if exit == nil { ProcessGroupChild.killAndReap(pid) }
+        if exit == nil {
+            ProcessGroupChild.killAndReap(pid)
+        } else if isStopping && groupHasMembers {
+            // Stopped, and dropped once its leader was reaped: what of the group outlived the
+            // SIGTERM (a child that ignores it, or took it while being forked) would otherwise
+            // lose the grace's SIGKILL with the timer and live on, orphaned.
+            _ = Glibc.kill(-pid, SIGKILL)
+        }
     }
 
     /// SIGTERM to the group now, SIGKILL after `grace`; the exit handler runs once the leader is reaped.

@@ -168,6 +168,24 @@ final class ScopedCommandSinkTests: XCTestCase {
         XCTAssertTrue(ProcessTable.waitForEnd(member, timeout: 5), "its child went with it")
     }
 
+    func testAChildThatOutlivesItsStoppedLeaderGoesWithTheGroupAtOnce() throws {
+        // The leader ends on SIGTERM; its child ignores it. The sink lets go of the command when
+        // the leader is reaped, long before the grace's SIGKILL would come.
+        let leaver = scratch.path + "/leaver"
+        try Files.script(leaver, """
+        (trap '' TERM; exec sleep 300) &
+        echo "start $$ $!"
+        wait
+        """)
+        makeSink([(.ringing, [leaver])], grace: 60)
+        ring(0, "+15550001")
+        let started = line("start")
+        let (leader, member) = (try XCTUnwrap(pid_t(started[1])), try XCTUnwrap(pid_t(started[2])))
+        hangUp(0)
+        waitUntilReaped(leader)
+        XCTAssertTrue(ProcessTable.waitForEnd(member, timeout: 5), "its child went with it, no orphan left")
+    }
+
     func testStdinStaysOpenUntilTheCommandIsStopped() throws {
         // Like `fbcli`, which ends its feedback when its stdin ends. `cat` reads in the background
         // and the shell waits for it with `wait`, which a trapped SIGTERM interrupts: a foreground
