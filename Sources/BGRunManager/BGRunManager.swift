@@ -1,6 +1,7 @@
 import DBus
 import Glibc
 import Loop
+import Processes
 
 /// What a run holds and for how long.
 public struct RunConfiguration {

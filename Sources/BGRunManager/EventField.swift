@@ -1,6 +1,8 @@
 /// A field of a run or sleep event, typed as its output needs it: JSON writes seconds as numbers,
 /// times as RFC 3339 strings, counts as integers and flags as booleans, and never has to guess a
 /// type back from text.
+import Processes
+
 public enum FieldValue: Equatable, Sendable, CustomStringConvertible {
     case text(String?)
     /// A duration in seconds.

@@ -1,6 +1,7 @@
 import DBus
 import Glibc
 import Loop
+import Processes
 
 /// The live run as written to the state directory, so that a telwatch killed mid-run can be
 /// cleaned up after by the next one, and so that `telwatch status` can tell how long the run

@@ -1,5 +1,6 @@
 import CSQLite
 import Glibc
+import SQLite
 
 /// The history database opened read-only, for `telwatch log` and `telwatch doctor`: it works
 /// while the daemon writes (WAL readers never block the writer, nor it them), and as a user who

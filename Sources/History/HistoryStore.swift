@@ -1,6 +1,7 @@
 import CSQLite
 import Glibc
 import Loop
+import SQLite
 
 /// The history database opened for writing: the daemon's (which creates and migrates it) or a
 /// command's (`telwatch log --mark-seen`, which needs it to exist already).

@@ -1,6 +1,6 @@
 import CSQLite
 import CallMonitor
-import History
+import SQLite
 
 /// The events the broker has not acknowledged yet, durable: `mqtt-outbox.db` in the state
 /// directory (SQLite, WAL). Every event goes in with its sequence number before it is published

@@ -1,4 +1,5 @@
 import CallMonitor
+import Contacts
 import Loop
 
 /// How a screened call's hang-up went.

@@ -1,5 +1,6 @@
 import BGRunManager
 import CallMonitor
+import Contacts
 
 /// Where an event's fields are written: a JSON line today; the same keys, in the same order and
 /// with the same types, serve every other consumer that needs an event as data.

@@ -1,4 +1,6 @@
 /// The rules file's list a command puts a number on: `telwatch block` and `telwatch allow`.
+import Contacts
+
 public enum ScreeningList: String, Sendable, CaseIterable {
     case block
     case allow

@@ -1,4 +1,6 @@
 /// What screening does to an incoming call (docs/screening.md).
+import Contacts
+
 public enum ScreeningAction: String, Sendable, CaseIterable {
     /// Hung up at the stack; it never rings.
     case reject

@@ -4,6 +4,7 @@ import DBus
 import Glibc
 import Loop
 import Pipeline
+import Processes
 import TestSupport
 import XCTest
 

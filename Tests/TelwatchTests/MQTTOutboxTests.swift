@@ -1,5 +1,6 @@
 import CSQLite
 import History
+import SQLite
 import TestSupport
 import XCTest
 @testable import MQTTExport

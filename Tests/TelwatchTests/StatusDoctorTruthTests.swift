@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Loop
+import Processes
 import TestSupport
 import XCTest
 

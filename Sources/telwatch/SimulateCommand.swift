@@ -1,6 +1,7 @@
 import DBus
 import Glibc
 import Loop
+import Simulator
 
 /// `telwatch simulate`: a fake ModemManager on a bus, driven by a script or by commands typed on
 /// stdin, so hooks and pipelines can be tried without a modem.
