@@ -32,28 +32,3 @@ public protocol FieldedEvent {
     /// The event's data, in order: the keys of its JSON line after `event` and `time`.
     var fields: [(key: StaticString, value: FieldValue)] { get }
 }
-
-/// The state of a run's inhibitor lock, as events, the run record and hooks (`TELWATCH_LOCK`) say it.
-public enum LockState: String, Equatable, Sendable {
-    /// The run holds no lock: none is configured.
-    case off
-    /// Asked for; logind has not answered yet.
-    case pending
-    case held
-    /// Wanted, but nothing is inhibited (no logind, a refusal, a lost bus).
-    case unavailable
-    /// Given back: the run ended.
-    case released
-}
-
-/// Why a run ended.
-public enum RunEndReason: String, Equatable, Sendable {
-    /// The last holder left.
-    case idle
-    /// Its lease ran out.
-    case expired
-    /// telwatch is stopping.
-    case shutdown
-    /// A telwatch that died left it open; the next start closed it.
-    case stale
-}

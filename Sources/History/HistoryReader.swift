@@ -112,13 +112,6 @@ public final class HistoryReader {
     }
 }
 
-/// What `doctor` says about the history.
-public struct HistorySummary: Equatable, Sendable {
-    public var calls: Int
-    public var unseen: Int
-    public var oldest: Double?
-}
-
 extension SQLiteDatabase {
     /// Runs `body` in one read transaction, so the rows it reads are of one moment.
     func readTransaction<T>(_ body: () throws -> T) throws -> T {

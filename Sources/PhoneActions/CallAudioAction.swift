@@ -1,12 +1,6 @@
 import CallMonitor
 import DBus
 
-/// callaudiod's audio modes (`SelectMode(u)`).
-enum CallAudioMode: UInt32 {
-    case `default` = 0
-    case call = 1
-}
-
 /// `--call-audio`: switches the audio to call mode through callaudiod
 /// (`org.mobian_project.CallAudio`, docs/phone-actions.md) when the first call connects, and back
 /// when the last live call has ended. Held, swapped and waiting calls change nothing in
