@@ -6,4 +6,7 @@ public enum RecordLook: Equatable {
     case record(RunRecord)
     /// The directory or the record exists but this user may not read it.
     case unreadable(String)
+    /// What stands there is no record telwatch can use (a link, no regular file, too large, not
+    /// a run record, a failed read): the next telwatch to start says what it does about it.
+    case unusable(path: String, reason: String)
 }

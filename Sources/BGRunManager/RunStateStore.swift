@@ -33,35 +33,52 @@ public final class RunStateStore {
         return nil
     }
 
-    /// The live run recorded in `directory`, if any (for `telwatch status`; takes no lock).
+    /// The live run recorded in `directory`, if any (takes no lock); `look` tells why there is none.
     public static func read(directory: String) -> RunRecord? {
-        let path = directory + "/" + recordName
-        guard let text = readRecord(path) else { return nil }
-        if let record = RunRecord(encoded: text) { return record }
-        // Caught in the middle of an overwrite (see `write`): the next look sees it whole.
-        guard !text.allSatisfy(\.isNewline), let again = readRecord(path) else { return nil }
-        return RunRecord(encoded: again)
+        if case .record(let record) = look(directory: directory) { return record }
+        return nil
     }
 
-    /// Like `read`, but tells "no run" from "not allowed to look": the directory and the records
-    /// are group-readable (0750, 0640) for the service's group, and anyone else is told so.
+    /// What stands where the run record belongs (for `telwatch status`; takes no lock): a record,
+    /// none, one this user may not read (the directory and the records are group-readable, 0750
+    /// and 0640, for the service's group), or something that is no record, which is no "none".
     public static func look(directory: String) -> RecordLook {
-        if let record = read(directory: directory) { return .record(record) }
-        if access(directory, X_OK) != 0 && errno == EACCES { return .unreadable(directory) }
         let path = directory + "/" + recordName
-        if access(path, R_OK) != 0 && errno == EACCES { return .unreadable(path) }
-        return .none
+        do {
+            guard let text = try readRecord(path) else { return .none }
+            if let record = RunRecord(encoded: text) { return .record(record) }
+            // Emptied when its run ended: no run.
+            if text.allSatisfy(\.isNewline) { return .none }
+            // Caught in the middle of an overwrite (see `write`): the next look sees it whole.
+            guard let again = try readRecord(path) else { return .none }
+            if let record = RunRecord(encoded: again) { return .record(record) }
+            return again.allSatisfy(\.isNewline) ? .none : .unusable(path: path, reason: "not a run record")
+        } catch .system(let error) where error.errno == EACCES {
+            return access(directory, X_OK) != 0 ? .unreadable(directory) : .unreadable(path)
+        } catch {
+            return .unusable(path: path, reason: error.reason)
+        }
     }
 
     /// The last sleep recorded in `directory`, if any (for `status` and `doctor`; takes no lock).
+    /// One that cannot be read counts as none: it is a remembrance of the last sleep, and the next
+    /// sleep writes it anew (the daemon says if it cannot).
     public static func readSleep(directory: String) -> SleepRecord? {
-        guard let text = readRecord(directory + "/" + sleepRecordName) else { return nil }
-        return SleepRecord(encoded: text)
+        do {
+            return try readRecord(directory + "/" + sleepRecordName).flatMap(SleepRecord.init(encoded:))
+        } catch {
+            return nil
+        }
     }
 
     /// Records are telwatch's own small files: never through a link, never anything but a file.
-    private static func readRecord(_ path: String) -> String? {
-        try? SmallFile.text(path, limit: recordLimit, followSymlinks: false)
+    /// Nil when there is none.
+    private static func readRecord(_ path: String) throws(SmallFile.Failure) -> String? {
+        do {
+            return try SmallFile.text(path, limit: recordLimit, followSymlinks: false)
+        } catch .system(let error) where error.errno == ENOENT {
+            return nil
+        }
     }
 
     /// Records are readable by the service's group (`telwatch status` for its members), written by

@@ -72,8 +72,11 @@ final class FeedbackAction {
 
     func start() {
         service.subscribe(member: "FeedbackEnded") { [weak self] message in
-            guard let (id, reason) = try? message.decode(UInt32.self, UInt32.self) else { return }
-            self?.ended(id: id, reason: reason)
+            guard let self else { return }
+            guard let (id, reason) = try? message.decode(UInt32.self, UInt32.self) else {
+                return self.service.malformed("FeedbackEnded", message, expected: "uu")
+            }
+            self.ended(id: id, reason: reason)
         }
     }
 
