@@ -77,7 +77,7 @@ struct StatusReport {
         let selection = options.backend
         var pending = Set(selection.kinds)
         var states: [BackendKind: String] = [:]
-        let monitor = CallMonitor(connection: connection, backends: selection, onEvents: { _ in }, onNotice: { notice in
+        let monitor = CallMonitor(connection: connection, backends: selection, onEvents: { _, _ in }, onNotice: { notice in
             switch notice {
             case .synced(let kind, let modems, _):
                 states[kind] = "\(modems) voice modem\(modems == 1 ? "" : "s")"

@@ -145,9 +145,8 @@ final class WatchSession: SinkSession {
             pipeline.append(history)
         }
 
-        let monitor = CallMonitor(connection: connection, backends: options.backend, onEvents: { [weak self] events in
+        let monitor = CallMonitor(connection: connection, backends: options.backend, onEvents: { [weak self] events, now in
             guard let self else { return }
-            let now = wallClockNow()
             // Decided before the pipeline sees the events: no sink starts a ring the rules hold back.
             let screened = screener.screen(events, now: now)
             self.pipeline.send(.calls(screener.unmissed(events), time: now))

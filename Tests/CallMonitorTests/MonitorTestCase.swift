@@ -115,7 +115,7 @@ class MonitorTestCase: XCTestCase {
     func startMonitor(_ selection: BackendSelection, file: StaticString = #filePath, line: UInt = #line) throws {
         monitor = CallMonitor(
             connection: connection, backends: selection, clock: wallClockNow, noticeClock: { [unowned self] in self.noticeTime },
-            onEvents: { [unowned self] events in for event in events { self.record(event) } },
+            onEvents: { [unowned self] events, _ in for event in events { self.record(event) } },
             onNotice: { [unowned self] notice in self.notices.append(notice) })
         try monitor.start()
         for kind in selection.kinds where mocks[kind] != nil {
