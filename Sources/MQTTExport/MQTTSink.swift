@@ -50,7 +50,7 @@ public final class MQTTSink: EventSink, LoopHook {
         }
     }
 
-    /// Whether a call history feeds `missedUnseen` (Home Assistant's "missed calls unseen").
+    /// Whether a call history answers `SinkSession.missedUnseen()` (Home Assistant's "missed calls unseen").
     public var countsMissedCalls = false
 
     /// Whether call screening is on: the retained state counts the calls it blocked today.
@@ -66,16 +66,15 @@ public final class MQTTSink: EventSink, LoopHook {
     /// Armed only while calls blocked today are counted: at local midnight the count starts again.
     private var midnightTimer: TimerSource?
 
-    /// Missed calls not seen yet, as the history counts them (its `.missedUnseen` events):
-    /// retained in `TOPIC/state`. The history says it in its persist phase, after this sink's
-    /// publish phase in a turn: the next turn publishes it (`soon` makes sure there is one).
-    private func noteMissedUnseen(_ count: Int) {
-        guard countsMissedCalls, count != state.missedUnseen else { return }
+    /// Missed calls not seen yet, as the history counts them, retained in `TOPIC/state`: asked
+    /// of the session in this sink's publish phase, so a missed call's count goes out in the
+    /// turn of its event, before the history's own write.
+    private func askMissedUnseen() {
+        guard countsMissedCalls, ready, let count = session?.missedUnseen(), count != state.missedUnseen else { return }
         state.missedUnseen = count
         retainedDirty = true
         countWaitTimer?.cancel()
         countWaitTimer = nil
-        loop.soon {}
     }
 
     /// Whether the retained state has every field it will have: telwatch is ready and, with a
@@ -149,7 +148,6 @@ public final class MQTTSink: EventSink, LoopHook {
 
     public func receive(_ event: PipelineEvent, liveCalls: Int) {
         guard !finished else { return }
-        if case .missedUnseen(let count) = event { return noteMissedUnseen(count) }
         let memory = state.memory
         state.note(event)
         retainedDirty = retainedDirty || state.changed
@@ -228,8 +226,13 @@ public final class MQTTSink: EventSink, LoopHook {
         finished = true
         countWaitTimer?.cancel()
         countWaitTimer = nil
-        guard link.isConnected, !inFlight.isEmpty,
-              let timer = try? loop.timer({ [weak self] in self?.goodbye() }) else { return goodbye(then: done) }
+        guard link.isConnected, !inFlight.isEmpty else { return goodbye(then: done) }
+        let timer: TimerSource
+        do { timer = try loop.timer({ [weak self] in self?.goodbye() }) } catch {
+            report("mqtt: cannot arm the wait for the broker's acknowledgements (\(error)); stopping without it: "
+                   + "the \(inFlight.count) events not acknowledged are published again at the next start")
+            return goodbye(then: done)
+        }
         finishing = (timer, done)
         timer.schedule(after: MQTTSink.finishBound)
     }
@@ -258,6 +261,7 @@ public final class MQTTSink: EventSink, LoopHook {
     public func afterWait(now: Double) {}
 
     private func prepareTurn() {
+        askMissedUnseen()
         commit()
         let outcomes = state.takeOutcomes()
         guard link.isConnected else { return }

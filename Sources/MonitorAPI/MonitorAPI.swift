@@ -255,7 +255,7 @@ public final class MonitorAPI: EventSink {
                 sendCallChanges([(CallObject.screeningProperty, .string(screened.action.rawValue))], path: path)
             }
             sendEvent { schema.write(screened, time: time, liveCalls: liveCalls, into: &$0); return true }
-        case .hook, .missedUnseen:
+        case .hook:
             break
         }
         announceRootChanges(after: event)

@@ -29,7 +29,7 @@ extension EventSchema {
         case .screened(let screened, let time):
             write(screened, time: time, liveCalls: liveCalls, into: &object)
             body(&object)
-        case .hook, .missedUnseen:
+        case .hook:
             break
         }
     }

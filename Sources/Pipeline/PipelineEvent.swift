@@ -18,9 +18,6 @@ public enum PipelineEvent {
     case hook(HookOutcome)
     /// Counters, on request (SIGUSR1) and at exit.
     case stats(ServiceStats)
-    /// The call history's count of missed calls not marked seen changed (for MQTT's retained
-    /// state): not an event of the stream.
-    case missedUnseen(Int)
 }
 
 /// The service's counters at one moment.

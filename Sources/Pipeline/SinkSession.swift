@@ -11,6 +11,10 @@ public protocol SinkSession: AnyObject {
     /// Stops a live call's ring at the user's word (D-Bus `Silence`, MQTT `silence`): said to
     /// every sink with a `screened` event.
     func silence(callID: String) -> SilenceOutcome
+    /// The call history's missed calls not marked seen, as of the events delivered so far (those
+    /// of this turn included, written or not); nil without a history, or while it cannot count
+    /// them. Asked in the turn's `publish` phase (MQTT's retained state): no sink sends it back.
+    func missedUnseen() -> Int?
     /// Sends an event into the pipeline, after the one being delivered (the pipeline's FIFO).
     func send(_ event: PipelineEvent)
 }

@@ -40,7 +40,7 @@ final class WatchSession: SinkSession {
     var reloadOptions: () throws -> WatchOptions? = { nil }
     private var monitor: CallMonitor!
     private var runs: BGRunManager?
-    /// The call history, when it is on (for the D-Bus API's `MarkMissedSeen()` and `MissedUnseen`).
+    /// The call history, when it is on (screening's look back, MQTT's count of missed calls unseen).
     private(set) var history: HistorySink?
     private var sleep: SleepCoordinator?
     /// io.telwatch.Monitor1 (nil with --no-api).
@@ -141,7 +141,6 @@ final class WatchSession: SinkSession {
         }
         if let history = historySink() {
             self.history = history
-            history.session = self
             pipeline.append(history)
         }
 
@@ -303,6 +302,8 @@ final class WatchSession: SinkSession {
     func screening(of callID: String) -> ScreeningAction? { screening.screener.action(for: callID) }
 
     func send(_ event: PipelineEvent) { pipeline.send(event) }
+
+    func missedUnseen() -> Int? { history?.missedUnseen() }
 
     /// Stops a live call's ring at the user's word (D-Bus `Silence`, MQTT `silence`): screening's
     /// `silence`, said with a `screened` event (rule `user`) as a rule's would be.

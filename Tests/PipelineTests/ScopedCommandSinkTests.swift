@@ -304,4 +304,5 @@ private final class TrackerSession: SinkSession {
     func screening(of callID: String) -> ScreeningAction? { nil }
     func silence(callID: String) -> SilenceOutcome { .noSuchCall }
     func send(_ event: PipelineEvent) {}
+    func missedUnseen() -> Int? { nil }
 }

@@ -49,7 +49,7 @@ final class OutputSink: EventSink, LoopHook {
             var object = JSONObject(seconds: seconds)
             schema.write(stats, liveCalls: liveCalls, into: &object)
             warn(object.line, priority: .info)
-        case .ready, .stats, .hook, .missedUnseen:
+        case .ready, .stats, .hook:
             break
         }
     }
