@@ -9,14 +9,13 @@ import Loop
 /// `TELWATCH_SCREENED` (the action) and `TELWATCH_SCREENING_RULE`.
 public final class CallHookSink: EventSink {
     private let hooks: HookRunner
-    private let runs: TelManager?
     private let contacts: ContactDirectory?
     private var isFinishing = false
+    /// Asked which run a call held (`TelManager`'s word, which comes before this sink).
+    public weak var session: SinkSession?
 
-    /// `runs` tells which run a call held; it must come before this sink in the pipeline.
-    public init(hooks: HookRunner, runs: TelManager?, contacts: ContactDirectory? = nil) {
+    public init(hooks: HookRunner, contacts: ContactDirectory? = nil) {
         self.hooks = hooks
-        self.runs = runs
         self.contacts = contacts
     }
 
@@ -57,7 +56,7 @@ public final class CallHookSink: EventSink {
     private func run(_ event: CallHookEvent, _ call: CallSnapshot, previous: CallState?, liveCalls: Int,
                      extra: [(name: String, value: String)] = []) {
         hooks.run(event: event.rawValue, key: call.id, variables: CallEnvironment.variables(
-            of: call, previous: previous, liveCalls: liveCalls, runID: runs?.runID(heldBy: call.id),
+            of: call, previous: previous, liveCalls: liveCalls, runID: session?.runID(heldBy: call.id),
             contact: contacts?.name(for: call.number)) + extra)
     }
 }

@@ -46,11 +46,11 @@ public struct EventSchema {
     }
 
     /// The event name of a call event (also its hook's name); nil for the aggregate edges.
-    public static func name(of event: TrackerEvent) -> String? {
+    public static func name(of event: TrackerEvent) -> CallHookEvent? {
         switch event {
-        case .transition(let call, _): return CallHookEvent(call.state).rawValue
-        case .updated: return CallHookEvent.updated.rawValue
-        case .missed: return CallHookEvent.missed.rawValue
+        case .transition(let call, _): return CallHookEvent(call.state)
+        case .updated: return .updated
+        case .missed: return .missed
         case .busy, .idle, .announced, .withdrawn: return nil
         }
     }
@@ -60,7 +60,7 @@ public struct EventSchema {
         guard let name = EventSchema.name(of: event), let call = event.call else { return false }
         let previous: String?
         if case .transition(_, let before) = event { previous = before?.rawValue } else { previous = call.state.rawValue }
-        writer.add("event", name)
+        writer.add("event", name.rawValue)
         writer.add("time", time: time)
         writer.add("call_id", call.id)
         writer.add("backend", call.key.backend.rawValue)

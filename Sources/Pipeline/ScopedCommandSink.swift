@@ -78,8 +78,8 @@ public final class ScopedCommandSink: EventSink {
         }
     }
 
-    /// Asked for the calls live now when a reload brings the first command: with none configured
-    /// the sink follows no call, so a storm costs it nothing.
+    /// Asked for the calls live now when a reload brings the first command (with none configured
+    /// the sink follows no call, so a storm costs it nothing), and which run a call holds.
     public weak var session: SinkSession?
 
     private struct LiveCall {
@@ -92,7 +92,6 @@ public final class ScopedCommandSink: EventSink {
     }
 
     private let loop: EventLoop
-    private let runs: TelManager?
     private let contacts: ContactDirectory?
     private let report: (String) -> Void
     private var calls: [String: LiveCall] = [:]
@@ -110,14 +109,12 @@ public final class ScopedCommandSink: EventSink {
     private var isFinishing = false
     private var finishWaiters: [() -> Void] = []
 
-    /// `runs` tells which run a call holds; it must come before this sink in the pipeline.
-    public init(loop: EventLoop, settings: ScopedCommandSettings, runs: TelManager?, contacts: ContactDirectory?,
+    public init(loop: EventLoop, settings: ScopedCommandSettings, contacts: ContactDirectory?,
                 report: @escaping (String) -> Void) {
         self.loop = loop
         self.settings = ScopedCommandSettings(
             commands: ScopedCommandSink.unique(settings.commands), grace: settings.grace, stdout: settings.stdout,
             stderr: settings.stderr, baseEnvironment: settings.baseEnvironment)
-        self.runs = runs
         self.contacts = contacts
         self.report = report
     }
@@ -236,7 +233,7 @@ public final class ScopedCommandSink: EventSink {
         let call = live.call
         let variables = [("TELWATCH_EVENT", live.event.rawValue), ("TELWATCH_SCOPE", command.scope.rawValue)]
             + CallEnvironment.variables(of: call, previous: live.previous, liveCalls: live.liveCalls,
-                                        runID: runs?.runID(heldBy: call.id), contact: contacts?.name(for: call.number))
+                                        runID: session?.runID(heldBy: call.id), contact: contacts?.name(for: call.number))
         let environment = ChildEnvironment.make(base: settings.baseEnvironment, variables: variables)
         // Its stdin is a pipe nobody writes to, open while the command lives (and telwatch with
         // it): a program that ends on end-of-file, as `fbcli` does (its "press RETURN"), runs

@@ -6,6 +6,9 @@ import CallMonitor
 public protocol SinkSession: AnyObject {
     /// The live calls as the tracker has them, first seen first.
     var liveCalls: [CallSnapshot] { get }
+    /// The run `callID` held at its latest event, also when that event ended it; nil for none
+    /// (`TelManager`'s, which comes before every sink that asks).
+    func runID(heldBy callID: String) -> String?
     /// What screening does to a live call; nil when no rule (and no `Silence`) spoke of it.
     func screening(of callID: String) -> ScreeningAction?
     /// Stops a live call's ring at the user's word (D-Bus `Silence`, MQTT `silence`): said to

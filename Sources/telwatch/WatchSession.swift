@@ -40,6 +40,8 @@ final class WatchSession: SinkSession {
     var reloadOptions: () throws -> WatchOptions? = { nil }
     private var monitor: CallMonitor!
     private var runs: BGRunManager?
+    /// Calls → runs: the run each call holds, which the session tells the sinks that ask.
+    private let telManager: TelManager
     /// The call history, when it is on (screening's look back, MQTT's count of missed calls unseen).
     private(set) var history: HistorySink?
     private var sleep: SleepCoordinator?
@@ -72,7 +74,8 @@ final class WatchSession: SinkSession {
         // First: a second telwatch stops here, before it touches the run, the lock or the history.
         api = try APIService.start(options, watched: connection, loop: loop)
         var liveCalls: () -> Int = { 0 }
-        pipeline = EventPipeline(liveCalls: { liveCalls() })
+        let pipeline = EventPipeline(liveCalls: { liveCalls() })
+        self.pipeline = pipeline
 
         warnings = WarningSink(verbosity: options.verbosity)
         pipeline.append(warnings)
@@ -92,9 +95,9 @@ final class WatchSession: SinkSession {
             stdout: .fd(2), stderr: .fd(2), coalescedEvents: [CallHookEvent.updated.rawValue]))
         // A run left open by a killed predecessor is reported (and its hooks run) as the run
         // manager starts: the sinks that show it are already in place.
-        runs = try BGRunManager(loop: loop, lockBus: lockConnection, configuration: runConfiguration(),
-                                hooks: hooks) { [weak self] event in self?.pipeline.send(.run(event)) }
-        let telManager = TelManager(runs: runs)
+        runs = try BGRunManager(loop: loop, lockBus: lockConnection, configuration: WatchSession.runConfiguration(options),
+                                hooks: hooks) { [weak pipeline] event in pipeline?.send(.run(event)) }
+        telManager = TelManager(runs: runs)
         pipeline.append(telManager)
         // After the runs (the lock is asked for first), before the hooks: a ring waits for no spawn.
         var hangUp: (CallKey, @escaping (String?) -> Void) -> Void = { _, done in done("telwatch is not following the stacks") }
@@ -107,8 +110,8 @@ final class WatchSession: SinkSession {
             pipeline.append(actions)
         }
         // Before the call hooks: a ring starts, and stops, before any hook of its event is queued.
-        let scoped = ScopedCommandSink(loop: loop, settings: scopedSettings(options), runs: telManager,
-                                       contacts: contacts, report: { warn($0) })
+        let scoped = ScopedCommandSink(loop: loop, settings: scopedSettings(options), contacts: contacts,
+                                       report: { warn($0) })
         scopedCommands = scoped
         scoped.session = self
         pipeline.append(scoped)
@@ -118,7 +121,9 @@ final class WatchSession: SinkSession {
             api.schema = stream.schema
             pipeline.append(api)
         }
-        pipeline.append(CallHookSink(hooks: hooks, runs: telManager, contacts: contacts))
+        let callHooks = CallHookSink(hooks: hooks, contacts: contacts)
+        callHooks.session = self
+        pipeline.append(callHooks)
         // After the runs (an event's consequences are in its turn) and before the history, whose
         // disk writes come after the turn's messages are out (docs/ARCHITECTURE.md, "MQTT").
         if let settings = try options.mqtt.settings() {
@@ -188,7 +193,7 @@ final class WatchSession: SinkSession {
         ScopedCommandSettings(commands: options.whileCommands, grace: options.stopGrace, stdout: .fd(2), stderr: .fd(2))
     }
 
-    private func runConfiguration() -> RunConfiguration {
+    private static func runConfiguration(_ options: WatchOptions) -> RunConfiguration {
         var configuration = RunConfiguration()
         configuration.lock = options.inhibitWhat.map {
             InhibitorRequest(what: $0, who: "telwatch", why: "a call is in progress", mode: options.inhibitMode)
@@ -298,6 +303,8 @@ final class WatchSession: SinkSession {
     // MARK: SinkSession: what the sinks may ask
 
     var liveCalls: [CallSnapshot] { monitor?.liveCalls ?? [] }
+
+    func runID(heldBy callID: String) -> String? { telManager.runID(heldBy: callID) }
 
     func screening(of callID: String) -> ScreeningAction? { screening.screener.action(for: callID) }
 

@@ -58,7 +58,7 @@ final class ScopedCommandSinkTests: XCTestCase {
             loop: loop,
             settings: ScopedCommandSettings(commands: commands.map { ScopedCommand(scope: $0.0, arguments: $0.1) },
                                             grace: grace, stdout: .fd(output.writeFD), stderr: .inherit),
-            runs: nil, contacts: contacts, report: { [unowned self] in self.reports.append($0) })
+            contacts: contacts, report: { [unowned self] in self.reports.append($0) })
         let assembled = EventPipeline(liveCalls: { [unowned self] in self.tracker.liveCount })
         assembled.append(made)
         sink = made
@@ -305,4 +305,5 @@ private final class TrackerSession: SinkSession {
     func silence(callID: String) -> SilenceOutcome { .noSuchCall }
     func send(_ event: PipelineEvent) {}
     func missedUnseen() -> Int? { nil }
+    func runID(heldBy callID: String) -> String? { nil }
 }

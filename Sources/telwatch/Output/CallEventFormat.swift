@@ -10,7 +10,7 @@ struct CallEventFormat {
         guard let name = EventSchema.name(of: event), let call = event.call else { return nil }
         var fields = [
             Timestamp.localClock(time),
-            name.padded(to: 12),
+            name.rawValue.padded(to: 12),
             TerminalText.field(String(call.id.prefix(8))),
             (call.detail?.rawValue ?? "ended").padded(to: 8),
             CallEventFormat.direction(call.direction).padded(to: 3),
@@ -21,7 +21,7 @@ struct CallEventFormat {
         ]
         if let contact = schema.contacts?.name(for: call.number) { fields.append("contact=" + TerminalText.field(contact)) }
         if !call.name.isEmpty { fields.append("name=" + TerminalText.field(call.name)) }
-        if let reason = call.reason, call.state == .disconnected || name == "missed" {
+        if let reason = call.reason, call.state == .disconnected || name == .missed {
             fields.append("reason=" + TerminalText.field(reason))
         }
         if case .transition = event, call.state == .disconnected, let lasted = call.duration {
