@@ -105,13 +105,13 @@ public final class HistorySink: EventSink, LoopHook {
 
     // MARK: Events
 
-    public func receive(_ event: PipelineEvent, liveCalls: Int) {
+    public func receive(_ delivery: Delivery) {
         guard !isOff else { return }
-        self.liveCalls = liveCalls
-        switch event {
-        case .calls(let events, let time):
+        liveCalls = delivery.liveCalls
+        switch delivery.event {
+        case .calls(let events, _):
             for call in events {
-                switch pending.record(call, time: time, liveCalls: liveCalls) {
+                switch pending.record(call) {
                 case .ended:
                     endedSincePrune = true
                     if call.call?.missed == true { missedUnwritten += 1 }

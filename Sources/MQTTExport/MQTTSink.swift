@@ -107,15 +107,16 @@ public final class MQTTSink: EventSink, LoopHook {
                + "the retained state goes without them until it does")
     }
 
-    /// `stateDirectory` holds the outbox; nil keeps it in memory only.
-    public init(settings: MQTTSettings, schema: EventSchema, loop: EventLoop, stateDirectory: String?,
-                report: @escaping (String) -> Void) {
+    /// `stateDirectory` holds the outbox; nil keeps it in memory only. `contacts` names the last
+    /// callers of the retained state.
+    public init(settings: MQTTSettings, schema: EventSchema, contacts: ContactDirectory? = nil, loop: EventLoop,
+                stateDirectory: String?, report: @escaping (String) -> Void) {
         self.settings = settings
         self.schema = schema
         self.report = report
         self.loop = loop
         let topics = MQTTTopics(root: settings.topic, discoveryPrefix: settings.discoveryPrefix)
-        state = MQTTRetainedState(topics: topics, schema: schema)
+        state = MQTTRetainedState(topics: topics, schema: schema, contacts: contacts)
         var opened: MQTTOutbox?
         do {
             opened = try MQTTOutbox(directory: stateDirectory, limit: settings.outboxLimit, maxAge: settings.outboxMaxAge)
@@ -146,10 +147,11 @@ public final class MQTTSink: EventSink, LoopHook {
         link.start()
     }
 
-    public func receive(_ event: PipelineEvent, liveCalls: Int) {
+    public func receive(_ delivery: Delivery) {
         guard !finished else { return }
+        let event = delivery.event
         let memory = state.memory
-        state.note(event)
+        state.note(delivery)
         retainedDirty = retainedDirty || state.changed
         if case .ready = event {
             retainedDirty = state.settleStart() || retainedDirty
@@ -159,8 +161,9 @@ public final class MQTTSink: EventSink, LoopHook {
             do { try outbox.remember(state.memory) } catch { outboxFailed(error) }
         }
         if case .screened = event { followMidnight() }
-        schema.records(of: event, liveCalls: liveCalls, seconds: seconds) { object in
-            guard let outbox else { return }
+        guard let outbox else { return }
+        // The event stream's own objects (built once for every sink that writes them), plus `seq`.
+        for var object in delivery.records {
             let seq = outbox.takeSeq()
             object.add("seq", seq)
             store(seq: seq, payload: object.line)
@@ -272,8 +275,8 @@ public final class MQTTSink: EventSink, LoopHook {
             publishRetained()
         }
         // Not kept for later: an outcome is news now, and a late one would fire an automation late.
-        for (outcome, call) in outcomes {
-            link.publish(state.topics.callEvent, state.outcomeMessage(outcome, call), qos: 1, retain: false)
+        for outcome in outcomes {
+            link.publish(state.topics.callEvent, state.outcomeMessage(outcome), qos: 1, retain: false)
         }
         pump()
     }

@@ -216,7 +216,8 @@ public final class MonitorAPI: EventSink {
 
     // MARK: Events
 
-    public func receive(_ event: PipelineEvent, liveCalls: Int) {
+    public func receive(_ delivery: Delivery) {
+        let event = delivery.event, liveCalls = delivery.liveCalls
         liveCallNumber = liveCalls
         guard isSending else {
             // Nobody listens: only what the properties say is kept (the objects are the tracker's).
@@ -226,15 +227,16 @@ public final class MonitorAPI: EventSink {
         switch event {
         case .calls(let events, let time):
             for call in events {
+                let contact = call.call.flatMap { delivery.contact(of: $0.number) }
                 switch call {
                 case .transition(let snapshot, _) where snapshot.state == .disconnected:
-                    sendEvent { schema.write(call, time: time, liveCalls: liveCalls, into: &$0) }
+                    sendEvent { schema.write(call, time: time, liveCalls: liveCalls, contact: contact, into: &$0) }
                     remove(snapshot)
                 case .transition(let snapshot, _), .updated(let snapshot):
                     show(snapshot)
-                    sendEvent { schema.write(call, time: time, liveCalls: liveCalls, into: &$0) }
+                    sendEvent { schema.write(call, time: time, liveCalls: liveCalls, contact: contact, into: &$0) }
                 case .missed:
-                    sendEvent { schema.write(call, time: time, liveCalls: liveCalls, into: &$0) }
+                    sendEvent { schema.write(call, time: time, liveCalls: liveCalls, contact: contact, into: &$0) }
                 case .busy, .idle, .announced, .withdrawn:
                     break
                 }

@@ -31,12 +31,9 @@ extension EventFieldWriter {
 public struct EventSchema {
     /// `--redact-numbers`: caller ids keep only their last two digits.
     public var redactNumbers: Bool
-    /// `--contacts`: the `contact` of a call event; nil writes null.
-    public var contacts: ContactDirectory?
 
-    public init(redactNumbers: Bool = false, contacts: ContactDirectory? = nil) {
+    public init(redactNumbers: Bool = false) {
         self.redactNumbers = redactNumbers
-        self.contacts = contacts
     }
 
     /// A caller id is hostile input and private data: shown as it came, or redacted.
@@ -55,7 +52,8 @@ public struct EventSchema {
         }
     }
 
-    public func write<W: EventFieldWriter>(_ event: TrackerEvent, time: Double, liveCalls: Int,
+    /// `contact`: the `contact` key (`--contacts`, looked up once per event: `Delivery`); nil writes null.
+    public func write<W: EventFieldWriter>(_ event: TrackerEvent, time: Double, liveCalls: Int, contact: String?,
                                           into writer: inout W) -> Bool {
         guard let name = EventSchema.name(of: event), let call = event.call else { return false }
         let previous: String?
@@ -73,7 +71,7 @@ public struct EventSchema {
         writer.add("direction", call.direction.rawValue)
         writer.add("number", number(call.number))
         writer.add("name", call.name)
-        writer.add("contact", contacts?.name(for: call.number))
+        writer.add("contact", contact)
         writer.add("reason", call.reason)
         writer.add("multiparty", call.multiparty)
         writer.add("initial", call.initial)

@@ -28,8 +28,8 @@ public final class LiveCallRecorder: EventSink, LoopHook {
         loop.addHook(self)
     }
 
-    public func receive(_ event: PipelineEvent, liveCalls: Int) {
-        switch event {
+    public func receive(_ delivery: Delivery) {
+        switch delivery.event {
         case .calls(let events, _):
             for event in events {
                 switch event {

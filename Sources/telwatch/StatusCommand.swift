@@ -128,7 +128,7 @@ struct StatusReport {
             text += "},\"calls\":["
             text += calls.map { call in
                 var object = JSONObject()
-                _ = schema.write(.transition(call, previous: nil), time: now, liveCalls: calls.count, into: &object)
+                _ = schema.write(.transition(call, previous: nil), time: now, liveCalls: calls.count, contact: nil, into: &object)
                 return object.line
             }.joined(separator: ",")
             text += "],\"run\":"

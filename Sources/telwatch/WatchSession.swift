@@ -74,14 +74,13 @@ final class WatchSession: SinkSession {
         // First: a second telwatch stops here, before it touches the run, the lock or the history.
         api = try APIService.start(options, watched: connection, loop: loop)
         var liveCalls: () -> Int = { 0 }
-        let pipeline = EventPipeline(liveCalls: { liveCalls() })
+        let contacts = ContactDirectory.forWatch(options, loop: loop)
+        let pipeline = EventPipeline(liveCalls: { liveCalls() }, schema: options.schema, contacts: contacts)
         self.pipeline = pipeline
 
         warnings = WarningSink(verbosity: options.verbosity)
         pipeline.append(warnings)
-        let contacts = ContactDirectory.forWatch(options, loop: loop)
-        stream = OutputSink(output: output, json: options.json, verbosity: options.verbosity,
-                            schema: EventSchema(redactNumbers: options.redactNumbers, contacts: contacts))
+        stream = OutputSink(output: output, json: options.json, verbosity: options.verbosity, schema: options.schema)
         pipeline.append(stream)
         // Readiness, status and the stop for a service manager (systemd's Type=notify): before the runs.
         serviceManager = try ServiceManagerSink.fromEnvironment(loop: loop)
@@ -104,8 +103,7 @@ final class WatchSession: SinkSession {
         screening = WatchScreening(path: options.screeningFile, verbose: options.verbosity == .verbose, loop: loop,
                                    contacts: contacts, localTime: WatchScreening.localTime, hangUp: { hangUp($0, $1) })
         let screener = screening.screener
-        if let actions = PhoneActions.start(settings: options.actions, loop: loop, contacts: contacts,
-                                                report: { warn($0) }) {
+        if let actions = PhoneActions.start(settings: options.actions, loop: loop, report: { warn($0) }) {
             actions.session = self
             pipeline.append(actions)
         }
@@ -121,13 +119,13 @@ final class WatchSession: SinkSession {
             api.schema = stream.schema
             pipeline.append(api)
         }
-        let callHooks = CallHookSink(hooks: hooks, contacts: contacts)
+        let callHooks = CallHookSink(hooks: hooks)
         callHooks.session = self
         pipeline.append(callHooks)
         // After the runs (an event's consequences are in its turn) and before the history, whose
         // disk writes come after the turn's messages are out (docs/ARCHITECTURE.md, "MQTT").
         if let settings = try options.mqtt.settings() {
-            mqtt = MQTTSink(settings: settings, schema: stream.schema, loop: loop,
+            mqtt = MQTTSink(settings: settings, schema: stream.schema, contacts: contacts, loop: loop,
                             stateDirectory: runs?.stateStore?.directory, report: { warn($0) })
             mqtt?.countsBlockedCalls = options.screeningFile != nil
             mqtt?.countsMissedCalls = options.history
@@ -270,7 +268,8 @@ final class WatchSession: SinkSession {
         } catch {
             return warn("SIGHUP: the configuration was not reloaded, nothing changed: \(error)")
         }
-        let schema = new.schema(contacts: stream.schema.contacts)
+        let schema = new.schema
+        pipeline.schema = schema
         for part in reloading { part.reload(new, schema: schema) }
         let waiting = options.settingsNeedingARestart(comparedWith: new)
         if new.verbosity != .quiet {

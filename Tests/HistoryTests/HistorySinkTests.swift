@@ -67,11 +67,11 @@ final class HistorySinkTests: HistoryTestCase {
         ring(1, "+19005550100")
         let call = try XCTUnwrap(tracker.liveCalls.first)
         let decision = ScreeningDecision(action: .reject, rule: .block)
-        sink?.receive(.screened(ScreenedCall(call: call, decision: decision, hangup: .requested), time: now), liveCalls: 1)
+        sink?.receive(Delivery(.screened(ScreenedCall(call: call, decision: decision, hangup: .requested), time: now), liveCalls: 1))
         turn()
         XCTAssertEqual(try rows().map(\.screened), ["reject"])
-        sink?.receive(.screened(ScreenedCall(call: call, decision: decision, hangup: .failed("no")), time: now),
-                      liveCalls: 1)
+        sink?.receive(Delivery(.screened(ScreenedCall(call: call, decision: decision, hangup: .failed("no")), time: now),
+                      liveCalls: 1))
         turn()
         XCTAssertEqual(try rows().map(\.screened), ["allow"], "the hang-up failed: it rang")
         now += 5
@@ -114,7 +114,7 @@ final class HistorySinkTests: HistoryTestCase {
         let history = startSink(ready: false)
         turn()
         XCTAssertFalse(Files.exists(path), "start-up pays nothing for the history")
-        history.receive(.ready(time: now), liveCalls: 0)
+        history.receive(Delivery(.ready(time: now), liveCalls: 0))
         turn()
         XCTAssertTrue(Files.exists(path))
         history.finish {}

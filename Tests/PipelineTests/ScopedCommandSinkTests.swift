@@ -59,7 +59,8 @@ final class ScopedCommandSinkTests: XCTestCase {
             settings: ScopedCommandSettings(commands: commands.map { ScopedCommand(scope: $0.0, arguments: $0.1) },
                                             grace: grace, stdout: .fd(output.writeFD), stderr: .inherit),
             contacts: contacts, report: { [unowned self] in self.reports.append($0) })
-        let assembled = EventPipeline(liveCalls: { [unowned self] in self.tracker.liveCount })
+        // The contacts are looked up once per event, at the pipeline's entrance.
+        let assembled = EventPipeline(liveCalls: { [unowned self] in self.tracker.liveCount }, contacts: contacts)
         assembled.append(made)
         sink = made
         pipeline = assembled

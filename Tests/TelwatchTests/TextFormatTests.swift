@@ -24,7 +24,7 @@ final class TextFormatTests: UTCTestCase {
     }
 
     private func text(_ event: TrackerEvent, redact: Bool = false) -> String? {
-        CallEventFormat(schema: EventSchema(redactNumbers: redact)).text(event, time: now, liveCalls: 1)
+        CallEventFormat(schema: EventSchema(redactNumbers: redact)).text(event, time: now, contact: nil)
     }
 
     private func ringing(number: String = "+15551230001", name: String = "") -> String? {
