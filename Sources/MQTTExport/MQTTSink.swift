@@ -51,16 +51,14 @@ public final class MQTTSink: EventSink, LoopHook {
     }
 
     /// Whether a call history answers `SinkSession.missedUnseen()` (Home Assistant's "missed calls unseen").
-    public var countsMissedCalls = false
+    private let countsMissedCalls: Bool
 
     /// Whether call screening is on: the retained state counts the calls it blocked today.
-    public var countsBlockedCalls: Bool {
-        get { state.countsBlockedCalls }
-        set { state.countsBlockedCalls = newValue }
-    }
+    private var countsBlockedCalls: Bool { state.countsBlockedCalls }
 
-    /// Asked to silence a live call's ring (`silence CALL_ID` on `TOPIC/command`, `--mqtt-commands`).
-    public weak var session: SinkSession?
+    /// Asked to silence a live call's ring (`silence CALL_ID` on `TOPIC/command`, `--mqtt-commands`),
+    /// and the history's count of missed calls not seen.
+    private weak var session: SinkSession?
     /// Refusals said on stderr since the last command that worked: each kind once.
     private var saidRefusals: Set<String> = []
     /// Armed only while calls blocked today are counted: at local midnight the count starts again.
@@ -108,15 +106,21 @@ public final class MQTTSink: EventSink, LoopHook {
     }
 
     /// `stateDirectory` holds the outbox; nil keeps it in memory only. `contacts` names the last
-    /// callers of the retained state.
+    /// callers of the retained state. `countsBlockedCalls`: call screening is on (the retained
+    /// state counts the calls it blocked today); `countsMissedCalls`: a call history answers the
+    /// session's `missedUnseen()`.
     public init(settings: MQTTSettings, schema: EventSchema, contacts: ContactDirectory? = nil, loop: EventLoop,
-                stateDirectory: String?, report: @escaping (String) -> Void) {
+                stateDirectory: String?, countsBlockedCalls: Bool = false, countsMissedCalls: Bool = false,
+                session: SinkSession? = nil, report: @escaping (String) -> Void) {
         self.settings = settings
+        self.countsMissedCalls = countsMissedCalls
+        self.session = session
         self.schema = schema
         self.report = report
         self.loop = loop
         let topics = MQTTTopics(root: settings.topic, discoveryPrefix: settings.discoveryPrefix)
         state = MQTTRetainedState(topics: topics, schema: schema, contacts: contacts)
+        state.countsBlockedCalls = countsBlockedCalls
         var opened: MQTTOutbox?
         do {
             opened = try MQTTOutbox(directory: stateDirectory, limit: settings.outboxLimit, maxAge: settings.outboxMaxAge)

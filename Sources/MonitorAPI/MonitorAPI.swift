@@ -19,9 +19,9 @@ public final class MonitorAPI: EventSink {
     /// Redaction follows a reloaded configuration.
     public var schema: EventSchema
     /// The run manager, for `Run`, `LastSleep` and `StateDirectory`.
-    public var runs: BGRunManager?
+    private let runs: BGRunManager?
     /// The live calls (what the call objects show), screening's word on each, and `Silence`.
-    public weak var session: SinkSession?
+    private weak var session: SinkSession?
     /// The live calls as the tracker has them, in first-seen order.
     private var liveCalls: [CallSnapshot] { session?.liveCalls ?? [] }
     /// Where this telwatch keeps its run record and history, for `StateDirectory` ("" when nowhere):
@@ -60,9 +60,13 @@ public final class MonitorAPI: EventSink {
         var modems: Int?
     }
 
-    public init(connection: Connection, schema: EventSchema, version: String) throws {
+    /// On a connection that owns the name already (`claimName(on:)`).
+    public init(connection: Connection, schema: EventSchema, version: String, runs: BGRunManager?,
+                session: SinkSession?) throws {
         self.connection = connection
         self.schema = schema
+        self.runs = runs
+        self.session = session
         subscribers = ClientTracker(connection: connection)
         callInterface = try CallObject.makeInterface()
         let root = ExportedObject(path: MonitorNames.path, interfaces: [])
@@ -88,9 +92,9 @@ public final class MonitorAPI: EventSink {
         case taken(owner: String, pid: UInt32?)
     }
 
-    /// Asks for `io.telwatch.Monitor1` (blocking, at start-up), without queueing: a second telwatch
-    /// is told at once that the first one has it.
-    public func claimName() throws -> Claim {
+    /// Asks for `io.telwatch.Monitor1` (blocking, at start-up, before anything else of the session
+    /// is made), without queueing: a second telwatch is told at once that the first one has it.
+    public static func claimName(on connection: Connection) throws -> Claim {
         switch try connection.requestName(MonitorNames.busName) {
         case .primaryOwner, .alreadyOwner: return .owned
         case .exists, .inQueue:

@@ -36,11 +36,13 @@ public final class PhoneActions: EventSink {
     /// Connects to the session bus and starts following the services; nil (after one line) when
     /// the bus cannot be reached, or no action is on. A notification names the caller by the
     /// contact its event's delivery looked up (`--contacts`).
-    public static func start(settings: PhoneActionSettings, loop: EventLoop,
+    /// `session` gives screening's word on a call (the action the phone takes now): a call
+    /// screening holds back never rings, and its missed call is quiet or not notified.
+    public static func start(settings: PhoneActionSettings, loop: EventLoop, session: SinkSession,
                              report: @escaping (String) -> Void) -> PhoneActions? {
         guard settings.isAnyOn else { return nil }
         do {
-            return try PhoneActions(settings: settings, loop: loop, report: report)
+            return try PhoneActions(settings: settings, loop: loop, session: session, report: report)
         } catch {
             report("phone actions: off: \(error) (the actions need the phone user's session bus: "
                    + "run telwatch in that session, or give --session-bus ADDRESS)")
@@ -48,7 +50,8 @@ public final class PhoneActions: EventSink {
         }
     }
 
-    private init(settings: PhoneActionSettings, loop: EventLoop, report: @escaping (String) -> Void) throws {
+    private init(settings: PhoneActionSettings, loop: EventLoop, session: SinkSession,
+                 report: @escaping (String) -> Void) throws {
         connection = try Connection(settings.bus, loop: loop)
         connection.onWarning = { report("phone actions: " + $0) }
         let connection = self.connection
@@ -67,6 +70,9 @@ public final class PhoneActions: EventSink {
         feedback = feedbackService.map(FeedbackAction.init)
         callAudio = callAudioService.map(CallAudioAction.init)
         notify = notifyService.map(NotifyAction.init)
+        let screening: (String) -> ScreeningAction? = { [weak session] in session?.screening(of: $0) }
+        feedback?.screening = screening
+        notify?.screening = screening
         let dialerService = try SessionService(
             action: "dialer", name: DialerAction.name, path: DialerAction.root, interface: BusDaemon.objectManagerInterface,
             connection: connection, startsService: false, report: report)
@@ -83,16 +89,6 @@ public final class PhoneActions: EventSink {
         connection.onDisconnect = { [weak self] in
             report("phone actions: lost the session bus; the actions are off until telwatch restarts")
             self?.services.forEach { $0.stop() }
-        }
-    }
-
-    /// Asked for screening's word on a call (the action the phone takes now): a call screening
-    /// holds back never rings, and its missed call is quiet or not notified.
-    public weak var session: SinkSession? {
-        didSet {
-            let screening: (String) -> ScreeningAction? = { [weak session] in session?.screening(of: $0) }
-            feedback?.screening = screening
-            notify?.screening = screening
         }
     }
 

@@ -11,10 +11,11 @@ public final class CallHookSink: EventSink {
     private let hooks: HookRunner
     private var isFinishing = false
     /// Asked which run a call held (`TelManager`'s word, which comes before this sink).
-    public weak var session: SinkSession?
+    private weak var session: SinkSession?
 
-    public init(hooks: HookRunner) {
+    public init(hooks: HookRunner, session: SinkSession) {
         self.hooks = hooks
+        self.session = session
     }
 
     public func receive(_ delivery: Delivery) {

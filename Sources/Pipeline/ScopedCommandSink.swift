@@ -80,7 +80,7 @@ public final class ScopedCommandSink: EventSink {
 
     /// Asked for the calls live now when a reload brings the first command (with none configured
     /// the sink follows no call, so a storm costs it nothing), and which run a call holds.
-    public weak var session: SinkSession?
+    private weak var session: SinkSession?
 
     private struct LiveCall {
         var call: CallSnapshot
@@ -112,9 +112,10 @@ public final class ScopedCommandSink: EventSink {
     private var isFinishing = false
     private var finishWaiters: [() -> Void] = []
 
-    public init(loop: EventLoop, settings: ScopedCommandSettings, contacts: ContactDirectory?,
+    public init(loop: EventLoop, settings: ScopedCommandSettings, contacts: ContactDirectory?, session: SinkSession?,
                 report: @escaping (String) -> Void) {
         self.loop = loop
+        self.session = session
         self.settings = ScopedCommandSettings(
             commands: ScopedCommandSink.unique(settings.commands), grace: settings.grace, stdout: settings.stdout,
             stderr: settings.stderr, baseEnvironment: settings.baseEnvironment)

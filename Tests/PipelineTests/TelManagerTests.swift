@@ -75,11 +75,9 @@ final class TelManagerTests: XCTestCase {
         let assembled = EventPipeline(liveCalls: { [unowned self] in self.tracker.liveCount })
         assembled.append(made)
         if let hooks {
-            let callHooks = CallHookSink(hooks: hooks)
             let asked = RunSession(runs: made)
-            callHooks.session = asked
             session = asked
-            assembled.append(callHooks)
+            assembled.append(CallHookSink(hooks: hooks, session: asked))
         }
         pipeline = assembled
         link = made

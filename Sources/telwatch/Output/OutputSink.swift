@@ -15,10 +15,12 @@ final class OutputSink: EventSink, LoopHook {
     }
     private var callFormat: CallEventFormat
     /// The reader went away (`telwatch | head`): the session should stop.
-    var onBroken: () -> Void = {}
+    private let onBroken: () -> Void
 
-    init(output: LineWriter, json: Bool, verbosity: WatchOptions.Verbosity, schema: EventSchema) {
+    init(output: LineWriter, json: Bool, verbosity: WatchOptions.Verbosity, schema: EventSchema,
+         onBroken: @escaping () -> Void = {}) {
         self.output = output
+        self.onBroken = onBroken
         self.json = json
         self.verbosity = verbosity
         self.schema = schema
