@@ -10,7 +10,7 @@ public enum BackendEvent: Sendable {
     case callChanged(CallKey, CallObservation)
     /// The backend removed the call object (MM CallDeleted, oFono CallRemoved).
     /// `reason` if the backend gave one.
-    case callRemoved(CallKey, reason: String?)
+    case callRemoved(CallKey, reason: CallEndReason?)
     /// The backend's bus name vanished: every call of this backend ends with reason "backend-lost".
     case backendLost(BackendKind)
     /// A modem went away: its calls end with reason "modem-removed".

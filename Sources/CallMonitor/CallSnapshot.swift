@@ -21,7 +21,8 @@ public struct CallSnapshot: Sendable, Equatable {
     public var state: CallState
     /// nil once disconnected.
     public var detail: CallDetail?
-    public var reason: String?
+    /// Why the call is where it is (the stack's word for its last change, or telwatch's own end).
+    public var reason: CallEndReason?
     public var multiparty: Bool
     public var initial: Bool
     /// This event was learned by the resync after a resume (the call changed while the system
@@ -60,7 +61,7 @@ public struct CallSnapshot: Sendable, Equatable {
         name: String = "",
         state: CallState,
         detail: CallDetail?,
-        reason: String? = nil,
+        reason: CallEndReason? = nil,
         multiparty: Bool = false,
         initial: Bool = false,
         resumed: Bool = false,

@@ -47,7 +47,7 @@ public struct HistoryRow: Equatable, Sendable {
         direction = call.direction.rawValue
         number = call.number
         name = call.name
-        reason = call.reason
+        reason = call.reason?.word
         multiparty = call.multiparty
         initial = call.initial
         resumed = call.resumed

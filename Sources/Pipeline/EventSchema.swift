@@ -72,7 +72,7 @@ public struct EventSchema {
         writer.add("number", number(call.number))
         writer.add("name", call.name)
         writer.add("contact", contact)
-        writer.add("reason", call.reason)
+        writer.add("reason", call.reason?.word)
         writer.add("multiparty", call.multiparty)
         writer.add("initial", call.initial)
         writer.add("resumed", call.resumed)

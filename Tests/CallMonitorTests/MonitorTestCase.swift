@@ -212,7 +212,7 @@ class MonitorTestCase: XCTestCase {
         var text = "\(call.direction.rawValue) '\(call.number)'"
         if !call.name.isEmpty { text += " name='\(call.name)'" }
         if call.multiparty { text += " multiparty" }
-        if let reason = call.reason { text += " reason=\(reason)" }
+        if let reason = call.reason?.word { text += " reason=\(reason)" }
         if call.initial { text += " initial" }
         if call.resumed { text += " resumed" }
         return text

@@ -83,7 +83,7 @@ final class JSONSchemaTests: XCTestCase {
                       identity: ModemIdentity? = nil) -> CallSnapshot {
         CallSnapshot(id: callID, key: mmKey(0), modem: mmModem, modemIdentity: identity ?? self.identity,
                      direction: direction, number: number, name: "",
-                     state: state, detail: detail, reason: reason, resumed: resumed, firstSeen: firstSeen ?? now,
+                     state: state, detail: detail, reason: reason.map(CallEndReason.init(word:)), resumed: resumed, firstSeen: firstSeen ?? now,
                      connectedAt: connectedAt, endedAt: endedAt, missed: missed)
     }
 

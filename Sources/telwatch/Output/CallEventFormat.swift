@@ -22,7 +22,7 @@ struct CallEventFormat {
         ]
         if let contact { fields.append("contact=" + TerminalText.field(contact)) }
         if !call.name.isEmpty { fields.append("name=" + TerminalText.field(call.name)) }
-        if let reason = call.reason, call.state == .disconnected || name == .missed {
+        if let reason = call.reason?.word, call.state == .disconnected || name == .missed {
             fields.append("reason=" + TerminalText.field(reason))
         }
         if case .transition = event, call.state == .disconnected, let lasted = call.duration {
