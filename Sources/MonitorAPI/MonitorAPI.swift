@@ -18,18 +18,17 @@ public final class MonitorAPI: EventSink {
     public let connection: Connection
     /// Redaction follows a reloaded configuration.
     public var schema: EventSchema
-    /// The run manager, for `Run`, `LastSleep` and `StateDirectory`.
-    private let runs: BGRunManager?
-    /// The live calls (what the call objects show), screening's word on each, and `Silence`.
+    /// The live calls (what the call objects show), screening's word on each, `Silence`, and the
+    /// run and state directory (`Run`, `LastSleep`, `StateDirectory`).
     private weak var session: SinkSession?
     /// The live calls as the tracker has them, in first-seen order.
     private var liveCalls: [CallSnapshot] { session?.liveCalls ?? [] }
     /// Where this telwatch keeps its run record and history, for `StateDirectory` ("" when nowhere):
     /// how `log` and `doctor` find the service's history without being told.
-    var stateDirectory: String { runs?.stateStore?.directory ?? "" }
+    var stateDirectory: String { session?.stateDirectory ?? "" }
     /// The last sleep as recorded in the state directory, for `LastSleep`.
     private func lastSleep() -> SleepRecord? {
-        runs?.stateStore.flatMap { RunStateStore.readSleep(directory: $0.directory) }
+        session?.stateDirectory.flatMap { RunStateStore.readSleep(directory: $0) }
     }
 
     private let manager: ObjectManager
@@ -61,11 +60,9 @@ public final class MonitorAPI: EventSink {
     }
 
     /// On a connection that owns the name already (`claimName(on:)`).
-    public init(connection: Connection, schema: EventSchema, version: String, runs: BGRunManager?,
-                session: SinkSession?) throws {
+    public init(connection: Connection, schema: EventSchema, version: String, session: SinkSession?) throws {
         self.connection = connection
         self.schema = schema
-        self.runs = runs
         self.session = session
         subscribers = ClientTracker(connection: connection)
         callInterface = try CallObject.makeInterface()
@@ -180,12 +177,13 @@ public final class MonitorAPI: EventSink {
         // A new subscriber's first PropertiesChanged compares with what is true now.
         calls = count == 0 ? [:] : Dictionary(liveCalls.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
         announcedLiveCalls = liveCallNumber
-        announcedRun = runKey(lock: runs?.record?.lock)
+        announcedRun = runKey(lock: session?.runRecord?.lock)
         backendsChanged = false
     }
 
     private func runKey(lock: LockState?) -> RunKey {
-        RunKey(id: runs?.run?.id, holders: runs?.holders.count ?? 0, lock: lock)
+        let run = session?.liveRun
+        return RunKey(id: run?.id, holders: run?.holders ?? 0, lock: lock)
     }
 
     private var saidInvalidSignal = false
@@ -198,7 +196,7 @@ public final class MonitorAPI: EventSink {
 
     var runValue: DBusValue {
         var fields = PropertyFields()
-        if let record = runs?.record { schema.write(record, into: &fields) }
+        if let record = session?.runRecord { schema.write(record, into: &fields) }
         return fields.value
     }
 
@@ -352,7 +350,7 @@ public final class MonitorAPI: EventSink {
             changed["LiveCalls"] = liveCallCount
         }
         var run = runKey(lock: announcedRun.lock)
-        if case .run = event { run.lock = runs?.record?.lock }
+        if case .run = event { run.lock = session?.runRecord?.lock }
         if run != announcedRun {
             announcedRun = run
             changed["Run"] = runValue

@@ -255,6 +255,12 @@ final class WatchSession: SinkSession {
 
     func runID(heldBy callID: String) -> String? { sink(TelManager.self)?.runID(heldBy: callID) }
 
+    var liveRun: (id: String, holders: Int)? { runs?.run.map { ($0.id, runs?.holders.count ?? 0) } }
+
+    var runRecord: RunRecord? { runs?.record }
+
+    var stateDirectory: String? { runs?.stateStore?.directory }
+
     func screening(of callID: String) -> ScreeningAction? { screening.screener.action(for: callID) }
 
     func send(_ event: PipelineEvent) { pipeline.send(event) }

@@ -80,7 +80,7 @@ enum WatchSinks {
         SinkRow("MonitorAPI") { parts in
             try parts.api.map {
                 try MonitorAPI(connection: $0.connection, schema: parts.options.schema, version: version,
-                               runs: parts.runs, session: parts.session)
+                               session: parts.session)
             }
         },
         SinkRow("CallHookSink") { CallHookSink(hooks: $0.hooks, session: $0.session) },

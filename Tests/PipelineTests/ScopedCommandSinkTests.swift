@@ -305,5 +305,8 @@ private final class TrackerSession: SinkSession {
     func silence(callID: String) -> SilenceOutcome { .noSuchCall }
     func send(_ event: PipelineEvent) {}
     func missedUnseen() -> Int? { nil }
+    var liveRun: (id: String, holders: Int)? { nil }
+    var runRecord: RunRecord? { nil }
+    var stateDirectory: String? { nil }
     func runID(heldBy callID: String) -> String? { nil }
 }

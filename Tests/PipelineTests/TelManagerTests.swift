@@ -352,4 +352,7 @@ private final class RunSession: SinkSession {
     func silence(callID: String) -> SilenceOutcome { .noSuchCall }
     func send(_ event: PipelineEvent) {}
     func missedUnseen() -> Int? { nil }
+    var liveRun: (id: String, holders: Int)? { nil }
+    var runRecord: RunRecord? { nil }
+    var stateDirectory: String? { nil }
 }
