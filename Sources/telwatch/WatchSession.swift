@@ -94,6 +94,7 @@ final class WatchSession: SinkSession {
                                   runs: runs, api: api, liveCallsLeft: liveCallsLeft, session: self,
                                   readerGone: { [weak self] in self?.readerGone() })
             guard let sink = try row.make(parts) else { continue }
+            assert((sink as? LoopHook)?.phase == row.phase, "\(row.name): its row and its own turn hook disagree on its phase")
             sinks.append(sink)
             pipeline.append(sink)
         }
