@@ -210,6 +210,7 @@ public final class HistorySink: EventSink, LoopHook {
             pending.written()
             unseenCounted = unseenCounted.map { $0 + missedUnwritten }
             missedUnwritten = 0
+            if unseenCountFailed { recountDue = true }
             if tidy {
                 if pruneDue { try prune(store) }
                 // Nothing left to write, but unsynced writes (a run that ended without a call's
@@ -239,15 +240,17 @@ public final class HistorySink: EventSink, LoopHook {
         guard ready, !isOff else { return nil }
         if !started, trouble.mayTry { write(tidy: false) }
         guard started else { return nil }
-        if recountDue || unseenCounted == nil { recount() }
+        if recountDue { recount() }
         return unseenCounted.map { $0 + missedUnwritten }
     }
 
+    /// One `SELECT`; after a failure (another program's lock: up to the busy timeout) it is tried
+    /// again only after the next write that works, or the next run's end, not in every turn.
     private func recount() {
-        guard trouble.mayTry || unseenCounted == nil, let store = openedStore() else { return }
+        guard let store = openedStore() else { return }
+        recountDue = false
         do {
             unseenCounted = try store.unseenCount()
-            recountDue = false
             unseenCountFailed = false
         } catch {
             if !unseenCountFailed { report("history: the missed calls not seen cannot be counted: \(error)") }
