@@ -79,7 +79,7 @@ public enum BackendNotice: Sendable, Equatable, CustomStringConvertible {
         case .serviceAppeared(_, let owner): return "\(name): \(service) is running (owner \(owner))"
         case .serviceVanished(_, let live):
             return "\(name): \(service) went away"
-                + (live == 0 ? "" : "; its live calls ended (\(CallEndReason.backendLost.rawValue))")
+                + (live == 0 ? "" : "; its live calls ended (\(CallEndReason.backendLost.word))")
         case .serviceAbsent: return "\(name): \(service) is not running; waiting for it"
         case .synced(_, let modems, let calls):
             return "\(name): synced: \(modems) voice modem\(modems == 1 ? "" : "s"), \(calls) call\(calls == 1 ? "" : "s")"

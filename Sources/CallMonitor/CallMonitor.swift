@@ -12,7 +12,7 @@ public final class CallMonitor {
     private let connection: Connection
     private let clock: () -> Double
     private let noticeClock: () -> Double
-    private let onEvents: ([TrackerEvent]) -> Void
+    private let onEvents: ([TrackerEvent], Double) -> Void
     private let onNotice: (BackendNotice) -> Void
     private var tracker = CallTracker()
     private var limiter = NoticeLimiter()
@@ -27,14 +27,16 @@ public final class CallMonitor {
         onEvent: @escaping (TrackerEvent) -> Void, onNotice: @escaping (BackendNotice) -> Void
     ) {
         self.init(connection: connection, backends: backends, clock: clock, noticeClock: monotonicNow,
-                  onEvents: { events in for event in events { onEvent(event) } }, onNotice: onNotice)
+                  onEvents: { events, _ in for event in events { onEvent(event) } }, onNotice: onNotice)
     }
 
     /// Hands over the tracker's events one batch per backend event: what one change of one call
-    /// caused (a `disconnected` with its `missed` and `idle`), which `TelManager.handle` needs whole.
+    /// caused (a `disconnected` with its `missed` and `idle`), which `TelManager.handle` needs whole,
+    /// with the one moment the tracker stamped them (a first sight's `first_seen` is that moment:
+    /// the clock is read once per event).
     public convenience init(
         connection: Connection, backends: BackendSelection, clock: @escaping () -> Double = wallClockNow,
-        onEvents: @escaping ([TrackerEvent]) -> Void, onNotice: @escaping (BackendNotice) -> Void
+        onEvents: @escaping ([TrackerEvent], Double) -> Void, onNotice: @escaping (BackendNotice) -> Void
     ) {
         self.init(connection: connection, backends: backends, clock: clock, noticeClock: monotonicNow,
                   onEvents: onEvents, onNotice: onNotice)
@@ -42,7 +44,7 @@ public final class CallMonitor {
 
     /// `noticeClock` (monotonic seconds) paces the rate limit of notices.
     init(connection: Connection, backends: BackendSelection, clock: @escaping () -> Double,
-         noticeClock: @escaping () -> Double, onEvents: @escaping ([TrackerEvent]) -> Void,
+         noticeClock: @escaping () -> Double, onEvents: @escaping ([TrackerEvent], Double) -> Void,
          onNotice: @escaping (BackendNotice) -> Void) {
         self.connection = connection
         selection = backends
@@ -124,8 +126,9 @@ public final class CallMonitor {
 
     private func handle(_ event: BackendEvent) {
         guard isRunning else { return }
-        let outputs = tracker.apply(event, at: clock())
-        if !outputs.isEmpty { onEvents(outputs) }
+        let now = clock()
+        let outputs = tracker.apply(event, at: now)
+        if !outputs.isEmpty { onEvents(outputs, now) }
     }
 
     private func handle(_ notice: BackendNotice) {

@@ -256,11 +256,11 @@ public struct CallTracker {
 
     /// The call object went: a live call ends, with the backend's reason, else the last one it
     /// was told, else `removed`; the key is forgotten.
-    private mutating func remove(_ key: CallKey, reason: String?, time: Double, _ outcome: inout Outcome) {
+    private mutating func remove(_ key: CallKey, reason: CallEndReason?, time: Double, _ outcome: inout Outcome) {
         ended.remove(key)
         pending.remove(key)
         if let call = live[key] {
-            let why = reason ?? call.snapshot.reason ?? CallEndReason.removed.rawValue
+            let why = reason ?? call.snapshot.reason ?? .removed
             outcome.lastEnded = finish(key, reason: why, time: time, out: &outcome.events)
         }
     }
@@ -272,7 +272,7 @@ public struct CallTracker {
         pending.removeAll { key, _ in key.backend == backend }
         outcome.unannounced += announced.removeAll { key, _ in key.backend == backend }.map { ($0.key, $0.value.id) }
         for key in liveKeysInOrder(where: { $0.key.backend == backend }) {
-            outcome.lastEnded = finish(key, reason: CallEndReason.backendLost.rawValue, time: time,
+            outcome.lastEnded = finish(key, reason: .backendLost, time: time,
                                        out: &outcome.events)
         }
     }
@@ -286,7 +286,7 @@ public struct CallTracker {
             .removeAll { key, entry in key.backend == modem.backend && entry.modem == modem.path }
             .map { ($0.key, $0.value.id) }
         for key in liveKeysInOrder(where: { $0.key.backend == modem.backend && $0.modem == modem.path }) {
-            outcome.lastEnded = finish(key, reason: CallEndReason.modemRemoved.rawValue, time: time,
+            outcome.lastEnded = finish(key, reason: .modemRemoved, time: time,
                                        out: &outcome.events)
         }
         // After its calls ended: their last events still say which modem they were on.
@@ -331,7 +331,7 @@ public struct CallTracker {
             // Both hold the same key: the old call leaves first, its events are told after the
             // new call's, so that a run both hold goes on.
             var ending: [TrackerEvent] = []
-            finish(key, reason: CallEndReason.removed.rawValue, time: time, out: &ending)
+            finish(key, reason: .removed, time: time, out: &ending)
             var starting: [TrackerEvent] = []
             let listedModem = ModemPath(modem)
             start(key, id: nil, modem: listedModem.isKnown ? listedModem : ModemPath(current.snapshot.modem),
@@ -358,7 +358,7 @@ public struct CallTracker {
         let missed = direction == .incoming && !connected
         let snapshot = CallSnapshot(
             id: makeID(), key: key, modem: modem, modemIdentity: identity(of: key.backend, modem), direction: direction, number: observation.number ?? "",
-            name: observation.name ?? "", state: .disconnected, detail: nil, reason: observation.reason,
+            name: observation.name ?? "", state: .disconnected, detail: nil, reason: observation.reason.map(CallEndReason.init(word:)),
             multiparty: observation.multiparty ?? false, initial: false, resumed: true,
             firstSeen: time, connectedAt: nil, endedAt: time, missed: missed)
         var out: [TrackerEvent] = [.transition(snapshot, previous: previous)]
@@ -438,7 +438,7 @@ public struct CallTracker {
             name: observation.name ?? "",
             state: state,
             detail: detail,
-            reason: observation.reason,
+            reason: observation.reason.map(CallEndReason.init(word:)),
             multiparty: observation.multiparty ?? false,
             initial: initial,
             firstSeen: earlier?.firstSeen ?? time,
@@ -465,7 +465,7 @@ public struct CallTracker {
         if let number = observation.number, !number.isEmpty || snap.number.isEmpty { snap.number = number }
         if let name = observation.name, !name.isEmpty || snap.name.isEmpty { snap.name = name }
         if let multiparty = observation.multiparty { snap.multiparty = multiparty }
-        if let reason = observation.reason { snap.reason = reason }
+        if let reason = observation.reason { snap.reason = CallEndReason(word: reason) }
         if observation.everConnected == true, snap.connectedAt == nil { call.connectedUnseen = true }
 
         switch normalized(observation.phase) {
@@ -497,7 +497,7 @@ public struct CallTracker {
     /// Leaves no tombstone: only an `.ended` phase does (in `update`), since the object may stay.
     @discardableResult
     private mutating func finish(
-        _ key: CallKey, reason: String?, time: Double, out: inout [TrackerEvent]
+        _ key: CallKey, reason: CallEndReason?, time: Double, out: inout [TrackerEvent]
     ) -> CallSnapshot? {
         guard let call = live.removeValue(forKey: key) else { return nil }
         var snap = call.snapshot

@@ -82,7 +82,7 @@ public final class ModemManagerBackend: LinkedBackend {
     func unconfirmedGone(_ path: String) -> BackendEvent? {
         guard let record = calls[path], !record.read.isFirstReadOut else { return nil }
         calls.removeValue(forKey: path)
-        return .callRemoved(output.key(path), reason: CallEndReason.removed.rawValue)
+        return .callRemoved(output.key(path), reason: .removed)
     }
 
     private func listed(modems objects: [ObjectPath: [String: PropertyMap]], round: SyncRound) {
@@ -230,7 +230,7 @@ public final class ModemManagerBackend: LinkedBackend {
         if deleted || (properties == nil && events.isEmpty) {
             calls.removeValue(forKey: path)
             if deleted && !events.isEmpty {
-                events.append(.callRemoved(output.key(path), reason: CallEndReason.removed.rawValue))
+                events.append(.callRemoved(output.key(path), reason: .removed))
             }
             // Announced but never a call: the tracker lets the run go.
             if record.read.isAnnounced && events.isEmpty { events.append(.callRemoved(output.key(path), reason: nil)) }
@@ -387,7 +387,7 @@ public final class ModemManagerBackend: LinkedBackend {
                 settle(path, record, fetched: nil, deleted: true)
             } else {
                 calls.removeValue(forKey: path)
-                output.emit(.callRemoved(output.key(path), reason: CallEndReason.removed.rawValue))
+                output.emit(.callRemoved(output.key(path), reason: .removed))
             }
         default:
             break

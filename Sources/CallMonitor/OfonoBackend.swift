@@ -139,7 +139,7 @@ public final class OfonoBackend: LinkedBackend {
         }
         output.emit(.modemRemoved(kind, modem: modem), resumed: resumed)
         for path in orphans.sorted() {
-            output.emit(.callRemoved(output.key(path), reason: CallEndReason.modemRemoved.rawValue), resumed: resumed)
+            output.emit(.callRemoved(output.key(path), reason: .modemRemoved), resumed: resumed)
         }
     }
 

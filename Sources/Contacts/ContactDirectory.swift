@@ -31,16 +31,10 @@ public final class ContactDirectory {
         reload()
     }
 
-    /// The last number asked for and its answer: a call's events, and the sinks of one event,
-    /// ask for the same number again and again.
-    private var lastLookup: (number: String, name: String?)?
-
-    /// The contact's name for `number`, or nil.
+    /// The contact's name for `number`, or nil. Asked once per event, at the pipeline's entrance
+    /// (`Delivery`), and by screening's rules.
     public func name(for number: String) -> String? {
-        if let lastLookup, lastLookup.number == number { return lastLookup.name }
-        let name = book.name(for: number)
-        lastLookup = (number, name)
-        return name
+        book.name(for: number)
     }
 
     /// Reads the file again; on failure the previous contacts stay.
@@ -49,7 +43,6 @@ public final class ContactDirectory {
         do {
             let bytes = try SmallFile.read(path, limit: ContactDirectory.sizeLimit)
             book = try ContactBook.parse(bytes)
-            lastLookup = nil
             readDuration = monotonicNow() - began
             onRead?(book.count, readDuration)
         } catch let error as SmallFile.Failure {

@@ -1,9 +1,11 @@
+import CallMonitor
 import Pipeline
 
-/// One call as history keeps it. Its fields are the call events' own keys (`EventSchema`), read
-/// from an event through `RowWriter` and written back out (`write(into:)`) under the same names,
-/// so `telwatch log --json` and the event stream never disagree on what a key means. History
-/// adds one key, `unseen`, and one state, `unknown`: a call whose end telwatch never saw.
+/// One call as history keeps it. Its fields are the call events' own keys (`EventSchema`): made
+/// from the call's snapshot, typed (`init(_:)`), and written back out (`write(into:)`) under the
+/// event stream's names, so `telwatch log --json` and the event stream never disagree on what a
+/// key means. History adds one key, `unseen`, and one state, `unknown`: a call whose end
+/// telwatch never saw.
 public struct HistoryRow: Equatable, Sendable {
     public var callID = ""
     public var backend = ""
@@ -35,6 +37,27 @@ public struct HistoryRow: Equatable, Sendable {
 
     public init() {}
 
+    /// The call as its event left it (the enums become their words here, at the database's edge).
+    init(_ call: CallSnapshot) {
+        callID = call.id
+        backend = call.key.backend.rawValue
+        modem = call.modem
+        path = call.key.path
+        state = call.state.rawValue
+        direction = call.direction.rawValue
+        number = call.number
+        name = call.name
+        reason = call.reason?.word
+        multiparty = call.multiparty
+        initial = call.initial
+        resumed = call.resumed
+        missed = call.missed
+        firstSeen = call.firstSeen
+        connectedAt = call.connectedAt
+        endedAt = call.endedAt
+        duration = call.duration
+    }
+
     /// The states of a call that is still going on, as far as the row knows.
     public static let liveStates = ["incoming", "dialing", "connected"]
     /// The state of a call whose end telwatch never saw.
@@ -63,57 +86,6 @@ public struct HistoryRow: Equatable, Sendable {
         writer.add("connected_at", time: connectedAt)
         writer.add("ended_at", time: endedAt)
         writer.add("duration", seconds: duration)
-    }
-}
-
-/// Reads a call event's fields, as `EventSchema` writes them, into a row. Keys that describe
-/// the event rather than the call (`event`, `time`, `previous`, `detail`, `live_calls`) are
-/// not kept.
-struct RowWriter: EventFieldWriter {
-    var row = HistoryRow()
-
-    mutating func add(_ key: StaticString, _ value: String?) {
-        let name = key.description
-        switch name {
-        case "call_id": row.callID = value ?? ""
-        case "backend": row.backend = value ?? ""
-        case "modem": row.modem = value ?? ""
-        case "path": row.path = value ?? ""
-        case "state": row.state = value ?? ""
-        case "direction": row.direction = value ?? ""
-        case "number": row.number = value ?? ""
-        case "name": row.name = value ?? ""
-        case "reason": row.reason = value
-        default: break
-        }
-    }
-
-    mutating func add(_ key: StaticString, _ value: Bool) {
-        let name = key.description
-        switch name {
-        case "multiparty": row.multiparty = value
-        case "initial": row.initial = value
-        case "resumed": row.resumed = value
-        case "missed": row.missed = value
-        default: break
-        }
-    }
-
-    mutating func add(_ key: StaticString, _ value: Int) {}
-
-    mutating func add(_ key: StaticString, seconds value: Double?) {
-        let name = key.description
-        if name == "duration" { row.duration = value }
-    }
-
-    mutating func add(_ key: StaticString, time value: Double?) {
-        let name = key.description
-        switch name {
-        case "first_seen": row.firstSeen = value ?? 0
-        case "connected_at": row.connectedAt = value
-        case "ended_at": row.endedAt = value
-        default: break
-        }
     }
 }
 

@@ -77,15 +77,14 @@ public final class HistorySink: EventSink, LoopHook {
     private var endedSincePrune = false
     private var lastPrune = 0.0
     private var pruneDue = false
-    /// The count of missed calls not seen is asked again (a call was missed, a run ended, the
-    /// history opened): once a turn's rows are written, and only for a listener.
-    private var unseenCountDue = true
-    private var unseenCountSaid: Int?
-
-    /// Told the missed calls not marked seen as a `.missedUnseen` event, when the count changes:
-    /// at start, after a turn that recorded a missed call, and after each run (a `telwatch log
-    /// --mark-seen` in between is seen then). For MQTT's "missed calls unseen".
-    public weak var session: SinkSession?
+    /// The missed calls not marked seen, as the database counted them (one `SELECT`): when first
+    /// asked once the start is settled, and again after each run, when a `telwatch log
+    /// --mark-seen` in between is seen. nil until counted.
+    private var unseenCounted: Int?
+    private var recountDue = true
+    /// Missed calls recorded and not yet written: the answer adds them, so it is known before
+    /// the turn's own write.
+    private var missedUnwritten = 0
     private var unseenCountFailed = false
 
     /// The database is opened once telwatch is ready (or for the first call, if that comes
@@ -106,15 +105,16 @@ public final class HistorySink: EventSink, LoopHook {
 
     // MARK: Events
 
-    public func receive(_ event: PipelineEvent, liveCalls: Int) {
+    public func receive(_ delivery: Delivery) {
         guard !isOff else { return }
-        self.liveCalls = liveCalls
-        switch event {
-        case .calls(let events, let time):
+        liveCalls = delivery.liveCalls
+        switch delivery.event {
+        case .calls(let events, _):
             for call in events {
-                if case .missed = call { unseenCountDue = true }
-                switch pending.record(call, time: time, liveCalls: liveCalls) {
-                case .ended: endedSincePrune = true
+                switch pending.record(call) {
+                case .ended:
+                    endedSincePrune = true
+                    if call.call?.missed == true { missedUnwritten += 1 }
                 case .dropped(first: true):
                     report("history: \(pending.count) calls are waiting to be written to \(path); "
                            + "newer calls are not recorded until it can be written")
@@ -124,7 +124,7 @@ public final class HistorySink: EventSink, LoopHook {
         case .run(let run):
             switch run.kind {
             case .started: runLive = true
-            case .stopped: runLive = false; unseenCountDue = true; runEnded()
+            case .stopped: runLive = false; recountDue = true; runEnded()
             default: break
             }
         case .screened(let screened, _):
@@ -208,6 +208,9 @@ public final class HistorySink: EventSink, LoopHook {
             if ready && !started { try settleStart(store) }
             if !pending.isEmpty { wroteSinceSync = !durable }
             pending.written()
+            unseenCounted = unseenCounted.map { $0 + missedUnwritten }
+            missedUnwritten = 0
+            if unseenCountFailed { recountDue = true }
             if tidy {
                 if pruneDue { try prune(store) }
                 // Nothing left to write, but unsynced writes (a run that ended without a call's
@@ -222,25 +225,37 @@ public final class HistorySink: EventSink, LoopHook {
                 try store.checkpoint()
             }
             recovered()
-            sayUnseenCount(store)
         } catch {
             failed(error)
         }
     }
 
-    private func sayUnseenCount(_ store: HistoryStore) {
-        guard unseenCountDue, let session else { return }
-        unseenCountDue = false
-        let count: Int
-        do { count = try store.unseenCount() } catch {
+    /// Missed calls not marked seen (MQTT's "missed calls unseen", asked in the turn's `publish`
+    /// phase): what the database counted plus the missed calls recorded since and not yet
+    /// written, so asking writes nothing, and the count includes this turn's calls. The start's
+    /// own work (the calls an earlier telwatch left open, closed as unknown and perhaps missed) is
+    /// done first, when it is still due. nil before `ready`, while history is off, and while the
+    /// database cannot be counted (said once).
+    public func missedUnseen() -> Int? {
+        guard ready, !isOff else { return nil }
+        if !started, trouble.mayTry { write(tidy: false) }
+        guard started else { return nil }
+        if recountDue { recount() }
+        return unseenCounted.map { $0 + missedUnwritten }
+    }
+
+    /// One `SELECT`; after a failure (another program's lock: up to the busy timeout) it is tried
+    /// again only after the next write that works, or the next run's end, not in every turn.
+    private func recount() {
+        guard let store = openedStore() else { return }
+        recountDue = false
+        do {
+            unseenCounted = try store.unseenCount()
+            unseenCountFailed = false
+        } catch {
             if !unseenCountFailed { report("history: the missed calls not seen cannot be counted: \(error)") }
             unseenCountFailed = true
-            return
         }
-        unseenCountFailed = false
-        guard count != unseenCountSaid else { return }
-        unseenCountSaid = count
-        session.send(.missedUnseen(count))
     }
 
     private func openedStore() -> HistoryStore? {
@@ -285,7 +300,7 @@ public final class HistorySink: EventSink, LoopHook {
         leftOpen = nil
         started = true
         // A call that rang and ended while no telwatch looked was just counted as missed.
-        unseenCountDue = true
+        recountDue = true
     }
 
     private func prune(_ store: HistoryStore) throws {
@@ -347,29 +362,5 @@ public final class HistorySink: EventSink, LoopHook {
         store = nil
         loop?.removeHook(self)
         done()
-    }
-
-    // MARK: For the D-Bus API
-
-    /// Marks every missed call seen (`MarkMissedSeen()`); returns how many were unseen. What is
-    /// waiting to be written is written first, so a call missed this very turn is marked too.
-    public func markMissedSeen() throws -> Int {
-        try writtenStore().markAllSeen()
-    }
-
-    /// Missed calls not marked seen yet (`MissedUnseen`).
-    public func missedUnseen() throws -> Int {
-        try writtenStore().unseenCount()
-    }
-
-    private func writtenStore() throws -> HistoryStore {
-        if !isOff {
-            trouble.tryNow()
-            write(tidy: false)
-        }
-        guard let store, pending.isEmpty else {
-            throw trouble.said ?? HistoryProblem.unavailable("history is off")
-        }
-        return store
     }
 }

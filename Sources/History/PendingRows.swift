@@ -3,8 +3,8 @@ import Pipeline
 
 /// The rows that call events changed and that wait to be written: one per call, its newest,
 /// in the order the calls first changed. A change history does not keep (a held call resumed, a
-/// reason alone) queues nothing, and a row is read from the event through `EventSchema`, so it
-/// carries the event stream's keys and values.
+/// reason alone) queues nothing, and a row is made from the event's call snapshot, typed
+/// (`HistoryRow.init(_:)`), so it carries the event stream's values.
 struct PendingRows {
     /// Past this many calls waiting, a new call is not recorded (the database cannot be written).
     let limit: Int
@@ -18,7 +18,6 @@ struct PendingRows {
     private var continued: [String: HistoryRow] = [:]
     /// What screening did to each live call (`screened`), for its rows from then on.
     private var screening: [String: String] = [:]
-    private let schema = EventSchema()
 
     init(limit: Int) {
         self.limit = limit
@@ -36,7 +35,7 @@ struct PendingRows {
     var isEmpty: Bool { rows.isEmpty }
     var count: Int { rows.count }
 
-    mutating func record(_ event: TrackerEvent, time: Double, liveCalls: Int) -> Outcome {
+    mutating func record(_ event: TrackerEvent) -> Outcome {
         // `missed` repeats the `disconnected` before it, which carries `missed` already; the
         // aggregate edges and announcements are not calls.
         let call: CallSnapshot
@@ -47,9 +46,7 @@ struct PendingRows {
         let earlier = known[call.id]
         let print = CallPrint(call)
         if let earlier, earlier.print == print { return .unchanged }
-        var writer = RowWriter()
-        guard schema.write(event, time: time, liveCalls: liveCalls, into: &writer) else { return .unchanged }
-        var row = writer.row
+        var row = HistoryRow(call)
         if let origin = continued[call.id] { PendingRows.merge(&row, into: origin) }
         row.multiparty = row.multiparty || earlier?.multiparty == true
         row.resumed = row.resumed || earlier?.resumed == true

@@ -1,5 +1,6 @@
 import BGRunManager
 import CallMonitor
+import Contacts
 import Pipeline
 
 /// What the retained topics say now, kept up to date from the events. The calls' lines are
@@ -12,7 +13,9 @@ struct MQTTRetainedState {
     var memory = MQTTCallMemory()
     /// The outcomes of this turn, published (not retained) once its events are all in: a call
     /// that screening rejects in the turn it rang is `rejected`, never `rang`.
-    private(set) var outcomes: [(outcome: MQTTCallOutcome, call: CallSnapshot)] = []
+    private(set) var outcomes: [Outcome] = []
+    /// An outcome, its call and the number's contact as its event's delivery looked it up.
+    typealias Outcome = (outcome: MQTTCallOutcome, call: CallSnapshot, contact: String?)
     /// Calls screening rejected or ignored: their end is no missed call.
     private var rejected: Set<String> = []
     /// Missed calls not seen yet, from the call history; nil without one.
@@ -26,16 +29,20 @@ struct MQTTRetainedState {
     /// Whether the last `note` changed a retained topic.
     private(set) var changed = false
 
-    init(topics: MQTTTopics, schema: EventSchema) {
+    /// `--contacts`: the last callers' names are looked up as the state is published.
+    let contacts: ContactDirectory?
+
+    init(topics: MQTTTopics, schema: EventSchema, contacts: ContactDirectory?) {
         self.topics = topics
         self.schema = schema
+        self.contacts = contacts
     }
 
-    mutating func note(_ event: PipelineEvent) {
+    mutating func note(_ delivery: Delivery) {
         changed = false
-        switch event {
+        switch delivery.event {
         case .calls(let events, let time):
-            for event in events { note(event, time: time) }
+            for event in events { note(event, time: time, contact: event.call.flatMap { delivery.contact(of: $0.number) }) }
         case .run(let run):
             switch run.kind {
             case .started(let info): self.run = info
@@ -48,7 +55,7 @@ struct MQTTRetainedState {
             if day != blocked.day { blocked = (day, []) }
             let before = blocked.calls.count
             if screened.action == .reject || screened.action == .ignore {
-                if rejected.insert(screened.call.id).inserted { outcomes.append((.rejected, screened.call)) }
+                if rejected.insert(screened.call.id).inserted { outcomes.append((.rejected, screened.call, delivery.contact(of: screened.call.number))) }
                 guard blocked.calls.count < MQTTRetainedState.blockedLimit else { return }
                 blocked.calls.insert(screened.call.id)
             } else {
@@ -73,7 +80,7 @@ struct MQTTRetainedState {
     }
 
     /// The outcomes of the turn, with the `rang` of a call rejected in it taken out.
-    mutating func takeOutcomes() -> [(outcome: MQTTCallOutcome, call: CallSnapshot)] {
+    mutating func takeOutcomes() -> [Outcome] {
         let taken = outcomes.filter { $0.outcome != .rang || !rejected.contains($0.call.id) }
         outcomes.removeAll()
         // A call's end comes with its `missed` in one batch: forgotten only after the turn.
@@ -81,19 +88,19 @@ struct MQTTRetainedState {
         return taken
     }
 
-    private mutating func note(_ event: TrackerEvent, time: Double) {
+    private mutating func note(_ event: TrackerEvent, time: Double, contact: String?) {
         let call: CallSnapshot
         switch event {
         case .transition(let snapshot, let previous):
             call = snapshot
-            noteOutcome(of: snapshot, previous: previous)
+            noteOutcome(of: snapshot, previous: previous, contact: contact)
         case .updated(let snapshot):
             call = snapshot
         case .missed(let snapshot):
             guard !rejected.contains(snapshot.id) else { return }
             memory.missedNumber = snapshot.number
             memory.missedName = snapshot.name.isEmpty ? nil : snapshot.name
-            outcomes.append((.missed, snapshot))
+            outcomes.append((.missed, snapshot, contact))
             changed = true
             return
         default: return
@@ -119,7 +126,7 @@ struct MQTTRetainedState {
         }
         var object = JSONObject()
         let live = calls.count + (index == nil ? 1 : 0)
-        guard schema.write(event, time: time, liveCalls: live, into: &object) else { return }
+        guard schema.write(event, time: time, liveCalls: live, contact: contact, into: &object) else { return }
         if let index { calls[index] = (call, object.line) } else { calls.append((call, object.line)) }
     }
 
@@ -134,30 +141,31 @@ struct MQTTRetainedState {
     }
 
     /// A call found live at start rang before: only what happens to it now is an outcome.
-    private mutating func noteOutcome(of call: CallSnapshot, previous: CallState?) {
+    private mutating func noteOutcome(of call: CallSnapshot, previous: CallState?, contact: String?) {
         switch call.state {
         case .incoming where call.direction == .incoming && previous != .incoming && !call.initial:
-            outcomes.append((.rang, call))
+            outcomes.append((.rang, call, contact))
         case .connected where call.direction == .incoming && previous == .incoming:
-            outcomes.append((.answered, call))
+            outcomes.append((.answered, call, contact))
         case .disconnected:
-            if call.everConnected { outcomes.append((.ended, call)) }
+            if call.everConnected { outcomes.append((.ended, call, contact)) }
         default:
             break
         }
     }
 
     /// One outcome's message: what it is, the call's id, and (unless numbers are redacted) who.
-    func outcomeMessage(_ outcome: MQTTCallOutcome, _ call: CallSnapshot) -> [UInt8] {
+    func outcomeMessage(_ outcome: Outcome) -> [UInt8] {
+        let call = outcome.call
         var object = JSONObject()
-        object.add("event_type", outcome.rawValue)
+        object.add("event_type", outcome.outcome.rawValue)
         object.add("call_id", call.id)
         object.add("direction", call.direction.rawValue)
         if !schema.redactNumbers {
             object.add("number", schema.number(call.number))
-            object.add("name", schema.contacts?.name(for: call.number) ?? (call.name.isEmpty ? nil : call.name))
+            object.add("name", outcome.contact ?? (call.name.isEmpty ? nil : call.name))
         }
-        if outcome == .ended { object.add("duration", seconds: call.duration) }
+        if outcome.outcome == .ended { object.add("duration", seconds: call.duration) }
         return object.lineBytes
     }
 
@@ -188,10 +196,10 @@ struct MQTTRetainedState {
         if !schema.redactNumbers {
             stateObject.add("last_caller", memory.callerNumber.map(schema.number))
             // The user's own name for the number (`--contacts`) before the network's.
-            stateObject.add("last_caller_name", memory.callerNumber.flatMap { schema.contacts?.name(for: $0) ?? memory.callerName })
+            stateObject.add("last_caller_name", memory.callerNumber.flatMap { contacts?.name(for: $0) ?? memory.callerName })
             stateObject.add("last_missed_caller", memory.missedNumber.map(schema.number))
             stateObject.add("last_missed_caller_name",
-                            memory.missedNumber.flatMap { schema.contacts?.name(for: $0) ?? memory.missedName })
+                            memory.missedNumber.flatMap { contacts?.name(for: $0) ?? memory.missedName })
         }
         stateObject.add("last_call_direction", memory.lastDirection?.rawValue)
         stateObject.add("last_call_ended", time: memory.lastEnded)

@@ -1,4 +1,5 @@
 import CallMonitor
+import Contacts
 import Loop
 import Pipeline
 
@@ -50,32 +51,29 @@ public final class MQTTSink: EventSink, LoopHook {
         }
     }
 
-    /// Whether a call history feeds `missedUnseen` (Home Assistant's "missed calls unseen").
-    public var countsMissedCalls = false
+    /// Whether a call history answers `SinkSession.missedUnseen()` (Home Assistant's "missed calls unseen").
+    private let countsMissedCalls: Bool
 
     /// Whether call screening is on: the retained state counts the calls it blocked today.
-    public var countsBlockedCalls: Bool {
-        get { state.countsBlockedCalls }
-        set { state.countsBlockedCalls = newValue }
-    }
+    private var countsBlockedCalls: Bool { state.countsBlockedCalls }
 
-    /// Asked to silence a live call's ring (`silence CALL_ID` on `TOPIC/command`, `--mqtt-commands`).
-    public weak var session: SinkSession?
+    /// Asked to silence a live call's ring (`silence CALL_ID` on `TOPIC/command`, `--mqtt-commands`),
+    /// and the history's count of missed calls not seen.
+    private weak var session: SinkSession?
     /// Refusals said on stderr since the last command that worked: each kind once.
     private var saidRefusals: Set<String> = []
     /// Armed only while calls blocked today are counted: at local midnight the count starts again.
     private var midnightTimer: TimerSource?
 
-    /// Missed calls not seen yet, as the history counts them (its `.missedUnseen` events):
-    /// retained in `TOPIC/state`. The history says it in its persist phase, after this sink's
-    /// publish phase in a turn: the next turn publishes it (`soon` makes sure there is one).
-    private func noteMissedUnseen(_ count: Int) {
-        guard countsMissedCalls, count != state.missedUnseen else { return }
+    /// Missed calls not seen yet, as the history counts them, retained in `TOPIC/state`: asked
+    /// of the session in this sink's publish phase, so a missed call's count goes out in the
+    /// turn of its event, before the history's own write.
+    private func askMissedUnseen() {
+        guard countsMissedCalls, ready, let count = session?.missedUnseen(), count != state.missedUnseen else { return }
         state.missedUnseen = count
         retainedDirty = true
         countWaitTimer?.cancel()
         countWaitTimer = nil
-        loop.soon {}
     }
 
     /// Whether the retained state has every field it will have: telwatch is ready and, with a
@@ -108,15 +106,22 @@ public final class MQTTSink: EventSink, LoopHook {
                + "the retained state goes without them until it does")
     }
 
-    /// `stateDirectory` holds the outbox; nil keeps it in memory only.
-    public init(settings: MQTTSettings, schema: EventSchema, loop: EventLoop, stateDirectory: String?,
-                report: @escaping (String) -> Void) {
+    /// `stateDirectory` holds the outbox; nil keeps it in memory only. `contacts` names the last
+    /// callers of the retained state. `countsBlockedCalls`: call screening is on (the retained
+    /// state counts the calls it blocked today); `countsMissedCalls`: a call history answers the
+    /// session's `missedUnseen()`.
+    public init(settings: MQTTSettings, schema: EventSchema, contacts: ContactDirectory? = nil, loop: EventLoop,
+                stateDirectory: String?, countsBlockedCalls: Bool = false, countsMissedCalls: Bool = false,
+                session: SinkSession? = nil, report: @escaping (String) -> Void) {
         self.settings = settings
+        self.countsMissedCalls = countsMissedCalls
+        self.session = session
         self.schema = schema
         self.report = report
         self.loop = loop
         let topics = MQTTTopics(root: settings.topic, discoveryPrefix: settings.discoveryPrefix)
-        state = MQTTRetainedState(topics: topics, schema: schema)
+        state = MQTTRetainedState(topics: topics, schema: schema, contacts: contacts)
+        state.countsBlockedCalls = countsBlockedCalls
         var opened: MQTTOutbox?
         do {
             opened = try MQTTOutbox(directory: stateDirectory, limit: settings.outboxLimit, maxAge: settings.outboxMaxAge)
@@ -147,11 +152,11 @@ public final class MQTTSink: EventSink, LoopHook {
         link.start()
     }
 
-    public func receive(_ event: PipelineEvent, liveCalls: Int) {
+    public func receive(_ delivery: Delivery) {
         guard !finished else { return }
-        if case .missedUnseen(let count) = event { return noteMissedUnseen(count) }
+        let event = delivery.event
         let memory = state.memory
-        state.note(event)
+        state.note(delivery)
         retainedDirty = retainedDirty || state.changed
         if case .ready = event {
             retainedDirty = state.settleStart() || retainedDirty
@@ -161,8 +166,9 @@ public final class MQTTSink: EventSink, LoopHook {
             do { try outbox.remember(state.memory) } catch { outboxFailed(error) }
         }
         if case .screened = event { followMidnight() }
-        schema.records(of: event, liveCalls: liveCalls, seconds: seconds) { object in
-            guard let outbox else { return }
+        guard let outbox else { return }
+        // The event stream's own objects (built once for every sink that writes them), plus `seq`.
+        for var object in delivery.records {
             let seq = outbox.takeSeq()
             object.add("seq", seq)
             store(seq: seq, payload: object.line)
@@ -228,8 +234,13 @@ public final class MQTTSink: EventSink, LoopHook {
         finished = true
         countWaitTimer?.cancel()
         countWaitTimer = nil
-        guard link.isConnected, !inFlight.isEmpty,
-              let timer = try? loop.timer({ [weak self] in self?.goodbye() }) else { return goodbye(then: done) }
+        guard link.isConnected, !inFlight.isEmpty else { return goodbye(then: done) }
+        let timer: TimerSource
+        do { timer = try loop.timer({ [weak self] in self?.goodbye() }) } catch {
+            report("mqtt: cannot arm the wait for the broker's acknowledgements (\(error)); stopping without it: "
+                   + "the \(inFlight.count) events not acknowledged are published again at the next start")
+            return goodbye(then: done)
+        }
         finishing = (timer, done)
         timer.schedule(after: MQTTSink.finishBound)
     }
@@ -258,6 +269,7 @@ public final class MQTTSink: EventSink, LoopHook {
     public func afterWait(now: Double) {}
 
     private func prepareTurn() {
+        askMissedUnseen()
         commit()
         let outcomes = state.takeOutcomes()
         guard link.isConnected else { return }
@@ -268,8 +280,8 @@ public final class MQTTSink: EventSink, LoopHook {
             publishRetained()
         }
         // Not kept for later: an outcome is news now, and a late one would fire an automation late.
-        for (outcome, call) in outcomes {
-            link.publish(state.topics.callEvent, state.outcomeMessage(outcome, call), qos: 1, retain: false)
+        for outcome in outcomes {
+            link.publish(state.topics.callEvent, state.outcomeMessage(outcome), qos: 1, retain: false)
         }
         pump()
     }

@@ -18,18 +18,17 @@ public final class MonitorAPI: EventSink {
     public let connection: Connection
     /// Redaction follows a reloaded configuration.
     public var schema: EventSchema
-    /// The run manager, for `Run`, `LastSleep` and `StateDirectory`.
-    public var runs: BGRunManager?
-    /// The live calls (what the call objects show), screening's word on each, and `Silence`.
-    public weak var session: SinkSession?
+    /// The live calls (what the call objects show), screening's word on each, `Silence`, and the
+    /// run and state directory (`Run`, `LastSleep`, `StateDirectory`).
+    private weak var session: SinkSession?
     /// The live calls as the tracker has them, in first-seen order.
     private var liveCalls: [CallSnapshot] { session?.liveCalls ?? [] }
     /// Where this telwatch keeps its run record and history, for `StateDirectory` ("" when nowhere):
     /// how `log` and `doctor` find the service's history without being told.
-    var stateDirectory: String { runs?.stateStore?.directory ?? "" }
+    var stateDirectory: String { session?.stateDirectory ?? "" }
     /// The last sleep as recorded in the state directory, for `LastSleep`.
     private func lastSleep() -> SleepRecord? {
-        runs?.stateStore.flatMap { RunStateStore.readSleep(directory: $0.directory) }
+        session?.stateDirectory.flatMap { RunStateStore.readSleep(directory: $0) }
     }
 
     private let manager: ObjectManager
@@ -60,9 +59,11 @@ public final class MonitorAPI: EventSink {
         var modems: Int?
     }
 
-    public init(connection: Connection, schema: EventSchema, version: String) throws {
+    /// On a connection that owns the name already (`claimName(on:)`).
+    public init(connection: Connection, schema: EventSchema, version: String, session: SinkSession?) throws {
         self.connection = connection
         self.schema = schema
+        self.session = session
         subscribers = ClientTracker(connection: connection)
         callInterface = try CallObject.makeInterface()
         let root = ExportedObject(path: MonitorNames.path, interfaces: [])
@@ -88,9 +89,9 @@ public final class MonitorAPI: EventSink {
         case taken(owner: String, pid: UInt32?)
     }
 
-    /// Asks for `io.telwatch.Monitor1` (blocking, at start-up), without queueing: a second telwatch
-    /// is told at once that the first one has it.
-    public func claimName() throws -> Claim {
+    /// Asks for `io.telwatch.Monitor1` (blocking, at start-up, before anything else of the session
+    /// is made), without queueing: a second telwatch is told at once that the first one has it.
+    public static func claimName(on connection: Connection) throws -> Claim {
         switch try connection.requestName(MonitorNames.busName) {
         case .primaryOwner, .alreadyOwner: return .owned
         case .exists, .inQueue:
@@ -176,12 +177,13 @@ public final class MonitorAPI: EventSink {
         // A new subscriber's first PropertiesChanged compares with what is true now.
         calls = count == 0 ? [:] : Dictionary(liveCalls.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
         announcedLiveCalls = liveCallNumber
-        announcedRun = runKey(lock: runs?.record?.lock)
+        announcedRun = runKey(lock: session?.runRecord?.lock)
         backendsChanged = false
     }
 
     private func runKey(lock: LockState?) -> RunKey {
-        RunKey(id: runs?.run?.id, holders: runs?.holders.count ?? 0, lock: lock)
+        let run = session?.liveRun
+        return RunKey(id: run?.id, holders: run?.holders ?? 0, lock: lock)
     }
 
     private var saidInvalidSignal = false
@@ -194,7 +196,7 @@ public final class MonitorAPI: EventSink {
 
     var runValue: DBusValue {
         var fields = PropertyFields()
-        if let record = runs?.record { schema.write(record, into: &fields) }
+        if let record = session?.runRecord { schema.write(record, into: &fields) }
         return fields.value
     }
 
@@ -216,7 +218,8 @@ public final class MonitorAPI: EventSink {
 
     // MARK: Events
 
-    public func receive(_ event: PipelineEvent, liveCalls: Int) {
+    public func receive(_ delivery: Delivery) {
+        let event = delivery.event, liveCalls = delivery.liveCalls
         liveCallNumber = liveCalls
         guard isSending else {
             // Nobody listens: only what the properties say is kept (the objects are the tracker's).
@@ -226,15 +229,16 @@ public final class MonitorAPI: EventSink {
         switch event {
         case .calls(let events, let time):
             for call in events {
+                let contact = call.call.flatMap { delivery.contact(of: $0.number) }
                 switch call {
                 case .transition(let snapshot, _) where snapshot.state == .disconnected:
-                    sendEvent { schema.write(call, time: time, liveCalls: liveCalls, into: &$0) }
+                    sendEvent { schema.write(call, time: time, liveCalls: liveCalls, contact: contact, into: &$0) }
                     remove(snapshot)
                 case .transition(let snapshot, _), .updated(let snapshot):
                     show(snapshot)
-                    sendEvent { schema.write(call, time: time, liveCalls: liveCalls, into: &$0) }
+                    sendEvent { schema.write(call, time: time, liveCalls: liveCalls, contact: contact, into: &$0) }
                 case .missed:
-                    sendEvent { schema.write(call, time: time, liveCalls: liveCalls, into: &$0) }
+                    sendEvent { schema.write(call, time: time, liveCalls: liveCalls, contact: contact, into: &$0) }
                 case .busy, .idle, .announced, .withdrawn:
                     break
                 }
@@ -255,7 +259,7 @@ public final class MonitorAPI: EventSink {
                 sendCallChanges([(CallObject.screeningProperty, .string(screened.action.rawValue))], path: path)
             }
             sendEvent { schema.write(screened, time: time, liveCalls: liveCalls, into: &$0); return true }
-        case .hook, .missedUnseen:
+        case .hook:
             break
         }
         announceRootChanges(after: event)
@@ -346,7 +350,7 @@ public final class MonitorAPI: EventSink {
             changed["LiveCalls"] = liveCallCount
         }
         var run = runKey(lock: announcedRun.lock)
-        if case .run = event { run.lock = runs?.record?.lock }
+        if case .run = event { run.lock = session?.runRecord?.lock }
         if run != announcedRun {
             announcedRun = run
             changed["Run"] = runValue

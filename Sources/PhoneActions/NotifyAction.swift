@@ -18,12 +18,8 @@ final class NotifyAction {
     private var waiting = 0
     static let waitingLimit = 16
 
-    /// `--contacts`: the user's own name for a number wins over the one the network sent.
-    private let contactName: (String) -> String?
-
-    init(service: SessionService, contactName: @escaping (String) -> String?) {
+    init(service: SessionService) {
         self.service = service
-        self.contactName = contactName
         // Its notifications went with it.
         service.onVanished = { [weak self] in self?.shown.removeAll() }
     }
@@ -38,15 +34,16 @@ final class NotifyAction {
         }
     }
 
-    func receive(_ event: TrackerEvent) {
+    /// `contact`: the number's contact (`--contacts`), which wins over the name the network sent.
+    func receive(_ event: TrackerEvent, contact: String?) {
         switch event {
         case .missed(let call):
             // The dialer notifies every missed call itself (docs/phones.md): one is enough.
             guard !standsAside() else { return }
             switch screening(call.id) {
             case .reject?, .ignore?: break
-            case .silence?: notify(call, quiet: true)
-            case .allow?, nil: notify(call, quiet: false)
+            case .silence?: notify(call, name: contact ?? call.name, quiet: true)
+            case .allow?, nil: notify(call, name: contact ?? call.name, quiet: false)
             }
         case .transition(let call, _) where call.state == .connected:
             guard Self.isIdentified(call.number), let index = shown.firstIndex(where: { ContactBook.sameNumber($0.number, call.number) }) else {
@@ -76,7 +73,7 @@ final class NotifyAction {
     var screening: (String) -> ScreeningAction? = { _ in nil }
 
     /// `quiet`: a call screening silenced is noted without a sound and at low urgency.
-    private func notify(_ call: CallSnapshot, quiet: Bool) {
+    private func notify(_ call: CallSnapshot, name: String, quiet: Bool) {
         guard waiting < Self.waitingLimit else {
             return service.failed("\(Self.waitingLimit) notifications are still unanswered; a missed call is not shown")
         }
@@ -86,7 +83,7 @@ final class NotifyAction {
         if quiet { hints["suppress-sound"] = Variant(true) }
         let arguments: [DBusValue] = [
             .string("telwatch"), .uint32(replaces), .string("call-missed-symbolic"),
-            .string("Missed call"), .string(Self.body(call, name: contactName(number) ?? call.name)),
+            .string("Missed call"), .string(Self.body(call, name: name)),
             [String]().dbusValue, hints.dbusValue, .int32(-1),
         ]
         waiting += 1

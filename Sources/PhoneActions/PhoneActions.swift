@@ -35,13 +35,15 @@ public final class PhoneActions: EventSink {
     private let dialer: DialerAction
 
     /// Connects to the session bus and starts following the services; nil (after one line) when
-    /// the bus cannot be reached, or no action is on.
-    /// `contacts`: names for numbers (`--contacts`), for the notifications.
-    public static func start(settings: PhoneActionSettings, loop: EventLoop, contacts: ContactDirectory? = nil,
+    /// the bus cannot be reached, or no action is on. A notification names the caller by the
+    /// contact its event's delivery looked up (`--contacts`).
+    /// `session` gives screening's word on a call (the action the phone takes now): a call
+    /// screening holds back never rings, and its missed call is quiet or not notified.
+    public static func start(settings: PhoneActionSettings, loop: EventLoop, session: SinkSession,
                              report: @escaping (String) -> Void) -> PhoneActions? {
         guard settings.isAnyOn else { return nil }
         do {
-            return try PhoneActions(settings: settings, loop: loop, contacts: contacts, report: report)
+            return try PhoneActions(settings: settings, loop: loop, session: session, report: report)
         } catch {
             report("phone actions: off: \(error) (the actions need the phone user's session bus: "
                    + "run telwatch in that session, or give --session-bus ADDRESS)")
@@ -49,7 +51,7 @@ public final class PhoneActions: EventSink {
         }
     }
 
-    private init(settings: PhoneActionSettings, loop: EventLoop, contacts: ContactDirectory?,
+    private init(settings: PhoneActionSettings, loop: EventLoop, session: SinkSession,
                  report: @escaping (String) -> Void) throws {
         connection = try Connection(settings.bus, loop: loop)
         connection.onWarning = { report("phone actions: " + $0) }
@@ -68,7 +70,10 @@ public final class PhoneActions: EventSink {
                           "org.freedesktop.Notifications") : nil
         feedback = feedbackService.map(FeedbackAction.init)
         callAudio = callAudioService.map(CallAudioAction.init)
-        notify = notifyService.map { NotifyAction(service: $0, contactName: { contacts?.name(for: $0) }) }
+        notify = notifyService.map(NotifyAction.init)
+        let screening: (String) -> ScreeningAction? = { [weak session] in session?.screening(of: $0) }
+        feedback?.screening = screening
+        notify?.screening = screening
         let dialerService = try SessionService(
             action: "dialer", name: DialerAction.name, path: DialerAction.root, interface: BusDaemon.objectManagerInterface,
             connection: connection, startsService: false, report: report)
@@ -88,24 +93,15 @@ public final class PhoneActions: EventSink {
         }
     }
 
-    /// Asked for screening's word on a call (the action the phone takes now): a call screening
-    /// holds back never rings, and its missed call is quiet or not notified.
-    public weak var session: SinkSession? {
-        didSet {
-            let screening: (String) -> ScreeningAction? = { [weak session] in session?.screening(of: $0) }
-            feedback?.screening = screening
-            notify?.screening = screening
-        }
-    }
-
-    public func receive(_ event: PipelineEvent, liveCalls: Int) {
+    public func receive(_ delivery: Delivery) {
+        let event = delivery.event
         dialer.receive(event)
         if case .screened(let screened, _) = event { feedback?.screened(screened.call.id, rings: screened.action.rings) }
         guard case .calls(let events, _) = event else { return }
         for event in events {
             feedback?.receive(event)
             callAudio?.receive(event)
-            notify?.receive(event)
+            notify?.receive(event, contact: event.call.flatMap { delivery.contact(of: $0.number) })
         }
     }
 

@@ -29,7 +29,7 @@ public enum CallEnvironment {
             ("TELWATCH_NUMBER", call.number),
             ("TELWATCH_NAME", call.name),
             ("TELWATCH_CONTACT", contact ?? ""),
-            ("TELWATCH_REASON", call.reason ?? ""),
+            ("TELWATCH_REASON", call.reason?.word ?? ""),
             ("TELWATCH_BACKEND", call.key.backend.rawValue),
             ("TELWATCH_MODEM", call.modem),
             ("TELWATCH_MODEM_ID", call.modemIdentity.equipmentID),

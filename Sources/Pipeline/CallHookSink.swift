@@ -11,38 +11,40 @@ import Processes
 /// `TELWATCH_SCREENED` (the action) and `TELWATCH_SCREENING_RULE`.
 public final class CallHookSink: EventSink {
     private let hooks: HookRunner
-    private let runs: TelManager?
-    private let contacts: ContactDirectory?
     private var isFinishing = false
+    /// Asked which run a call held (`TelManager`'s word, which comes before this sink).
+    private weak var session: SinkSession?
 
-    /// `runs` tells which run a call held; it must come before this sink in the pipeline.
-    public init(hooks: HookRunner, runs: TelManager?, contacts: ContactDirectory? = nil) {
+    public init(hooks: HookRunner, session: SinkSession) {
         self.hooks = hooks
-        self.runs = runs
-        self.contacts = contacts
+        self.session = session
     }
 
-    public func receive(_ event: PipelineEvent, liveCalls: Int) {
+    public func receive(_ delivery: Delivery) {
         guard !isFinishing, hooks.mayHaveHooks else { return }
-        if case .screened(let screened, _) = event {
+        let liveCalls = delivery.liveCalls
+        if case .screened(let screened, _) = delivery.event {
             // Under the call's id: after the hooks of the event that made its number known.
-            return run(.screened, screened.call, previous: screened.call.state, liveCalls: liveCalls, extra: [
+            return run(.screened, screened.call, previous: screened.call.state, liveCalls: liveCalls,
+                       contact: delivery.contact(of: screened.call.number), extra: [
                 ("TELWATCH_SCREENED", screened.action.rawValue),
                 ("TELWATCH_SCREENING_RULE", screened.decision.ruleText),
             ])
         }
-        guard case .calls(let events, _) = event else { return }
+        guard case .calls(let events, _) = delivery.event else { return }
         // A `missed` tells the state the call was in before its `disconnected` of the same batch.
         var endedFrom: [String: CallState?] = [:]
         for event in events {
             switch event {
             case .transition(let call, let previous):
                 if call.state == .disconnected { endedFrom[call.id] = previous }
-                run(CallHookEvent(call.state), call, previous: previous, liveCalls: liveCalls)
+                run(CallHookEvent(call.state), call, previous: previous, liveCalls: liveCalls,
+                    contact: delivery.contact(of: call.number))
             case .updated(let call):
-                run(.updated, call, previous: call.state, liveCalls: liveCalls)
+                run(.updated, call, previous: call.state, liveCalls: liveCalls, contact: delivery.contact(of: call.number))
             case .missed(let call):
-                run(.missed, call, previous: endedFrom[call.id] ?? nil, liveCalls: liveCalls)
+                run(.missed, call, previous: endedFrom[call.id] ?? nil, liveCalls: liveCalls,
+                    contact: delivery.contact(of: call.number))
             case .busy, .idle, .announced, .withdrawn:
                 break
             }
@@ -57,9 +59,9 @@ public final class CallHookSink: EventSink {
     }
 
     private func run(_ event: CallHookEvent, _ call: CallSnapshot, previous: CallState?, liveCalls: Int,
-                     extra: [(name: String, value: String)] = []) {
+                     contact: String?, extra: [(name: String, value: String)] = []) {
         hooks.run(event: event.rawValue, key: call.id, variables: CallEnvironment.variables(
-            of: call, previous: previous, liveCalls: liveCalls, runID: runs?.runID(heldBy: call.id),
-            contact: contacts?.name(for: call.number)) + extra)
+            of: call, previous: previous, liveCalls: liveCalls, runID: session?.runID(heldBy: call.id),
+            contact: contact) + extra)
     }
 }

@@ -1,18 +1,28 @@
+import Contacts
+
 /// The one road every event takes: an ordered list of sinks. Each event reaches every sink in
 /// that order before the next event reaches any; an event sent while one is being delivered (a
 /// `run-started` caused by an `incoming`) waits its turn, so every sink sees events in the same
 /// order. Where the order is chosen, and why, is `docs/ARCHITECTURE.md` ("The pipeline").
-/// Everything happens on the loop thread; nothing here allocates per event beyond the queue.
+/// Everything happens on the loop thread. Each event is stamped once as it is sent (a `Delivery`:
+/// the live calls, its contacts, its JSON objects when a sink asks), and every sink reads that.
 public final class EventPipeline {
     private var sinks: [EventSink] = []
-    private var queue: [(event: PipelineEvent, liveCalls: Int)] = []
+    private var queue: [Delivery] = []
     private var isDelivering = false
     private var isFinishing = false
     private let liveCalls: () -> Int
+    /// The keys and redaction of every delivery's JSON objects: a reloaded configuration changes it.
+    public var schema: EventSchema
+    private let contacts: ContactDirectory?
+    private let seconds = RFC3339Seconds()
 
-    /// `liveCalls` tells how many calls are live now; every event is stamped with it when sent.
-    public init(liveCalls: @escaping () -> Int) {
+    /// `liveCalls` tells how many calls are live now; every event is stamped with it when sent,
+    /// and with the contacts (`--contacts`) of the numbers it names.
+    public init(liveCalls: @escaping () -> Int, schema: EventSchema = EventSchema(), contacts: ContactDirectory? = nil) {
         self.liveCalls = liveCalls
+        self.schema = schema
+        self.contacts = contacts
     }
 
     /// Adds a sink after those already there.
@@ -21,14 +31,14 @@ public final class EventPipeline {
     }
 
     public func send(_ event: PipelineEvent) {
-        queue.append((event, liveCalls()))
+        queue.append(Delivery(event, liveCalls: liveCalls(), schema: schema, contacts: contacts, seconds: seconds))
         guard !isDelivering else { return }
         isDelivering = true
         var next = 0
         while next < queue.count {
-            let (event, live) = queue[next]
+            let delivery = queue[next]
             next += 1
-            for sink in sinks { sink.receive(event, liveCalls: live) }
+            for sink in sinks { sink.receive(delivery) }
         }
         queue.removeAll(keepingCapacity: true)
         isDelivering = false

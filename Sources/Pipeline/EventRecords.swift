@@ -5,14 +5,16 @@ extension EventSchema {
     /// Calls `body` with each object `event` makes, in order (a batch of call events makes one per
     /// call event that is data; a hook outcome makes none), unfinished: a consumer may add keys of
     /// its own (MQTT's `seq`) after the schema's.
+    /// `contact` gives a call's contact (`Delivery.contact(of:)`).
     public func records(of event: PipelineEvent, liveCalls: Int, seconds: RFC3339Seconds? = nil,
-                        _ body: (inout JSONObject) -> Void) {
+                        contact: (String) -> String? = { _ in nil }, _ body: (inout JSONObject) -> Void) {
         var object = JSONObject(seconds: seconds)
         switch event {
         case .calls(let events, let time):
             for call in events {
                 object = JSONObject(seconds: seconds)
-                if write(call, time: time, liveCalls: liveCalls, into: &object) { body(&object) }
+                if write(call, time: time, liveCalls: liveCalls, contact: call.call.flatMap { contact($0.number) },
+                         into: &object) { body(&object) }
             }
         case .run(let run):
             if write(run, liveCalls: liveCalls, into: &object) { body(&object) }
@@ -29,7 +31,7 @@ extension EventSchema {
         case .screened(let screened, let time):
             write(screened, time: time, liveCalls: liveCalls, into: &object)
             body(&object)
-        case .hook, .missedUnseen:
+        case .hook:
             break
         }
     }

@@ -32,12 +32,9 @@ extension EventFieldWriter {
 public struct EventSchema {
     /// `--redact-numbers`: caller ids keep only their last two digits.
     public var redactNumbers: Bool
-    /// `--contacts`: the `contact` of a call event; nil writes null.
-    public var contacts: ContactDirectory?
 
-    public init(redactNumbers: Bool = false, contacts: ContactDirectory? = nil) {
+    public init(redactNumbers: Bool = false) {
         self.redactNumbers = redactNumbers
-        self.contacts = contacts
     }
 
     /// A caller id is hostile input and private data: shown as it came, or redacted.
@@ -47,21 +44,22 @@ public struct EventSchema {
     }
 
     /// The event name of a call event (also its hook's name); nil for the aggregate edges.
-    public static func name(of event: TrackerEvent) -> String? {
+    public static func name(of event: TrackerEvent) -> CallHookEvent? {
         switch event {
-        case .transition(let call, _): return CallHookEvent(call.state).rawValue
-        case .updated: return CallHookEvent.updated.rawValue
-        case .missed: return CallHookEvent.missed.rawValue
+        case .transition(let call, _): return CallHookEvent(call.state)
+        case .updated: return .updated
+        case .missed: return .missed
         case .busy, .idle, .announced, .withdrawn: return nil
         }
     }
 
-    public func write<W: EventFieldWriter>(_ event: TrackerEvent, time: Double, liveCalls: Int,
+    /// `contact`: the `contact` key (`--contacts`, looked up once per event: `Delivery`); nil writes null.
+    public func write<W: EventFieldWriter>(_ event: TrackerEvent, time: Double, liveCalls: Int, contact: String?,
                                           into writer: inout W) -> Bool {
         guard let name = EventSchema.name(of: event), let call = event.call else { return false }
         let previous: String?
         if case .transition(_, let before) = event { previous = before?.rawValue } else { previous = call.state.rawValue }
-        writer.add("event", name)
+        writer.add("event", name.rawValue)
         writer.add("time", time: time)
         writer.add("call_id", call.id)
         writer.add("backend", call.key.backend.rawValue)
@@ -74,8 +72,8 @@ public struct EventSchema {
         writer.add("direction", call.direction.rawValue)
         writer.add("number", number(call.number))
         writer.add("name", call.name)
-        writer.add("contact", contacts?.name(for: call.number))
-        writer.add("reason", call.reason)
+        writer.add("contact", contact)
+        writer.add("reason", call.reason?.word)
         writer.add("multiparty", call.multiparty)
         writer.add("initial", call.initial)
         writer.add("resumed", call.resumed)

@@ -13,23 +13,24 @@ public final class LiveCallRecorder: EventSink, LoopHook {
     private weak var loop: EventLoop?
     private let report: (String) -> Void
     /// The live calls, from the tracker.
-    public weak var session: SinkSession?
+    private weak var session: SinkSession?
     /// What the record holds now (what an earlier telwatch left, until the first write).
     private var written: String
     private var due = false
     private var failed = false
 
     /// `left` is the record as this telwatch found it.
-    public init(file: RecordFile, left: String, loop: EventLoop, report: @escaping (String) -> Void) {
+    public init(file: RecordFile, left: String, loop: EventLoop, session: SinkSession, report: @escaping (String) -> Void) {
         self.file = file
         self.loop = loop
+        self.session = session
         self.report = report
         written = left
         loop.addHook(self)
     }
 
-    public func receive(_ event: PipelineEvent, liveCalls: Int) {
-        switch event {
+    public func receive(_ delivery: Delivery) {
+        switch delivery.event {
         case .calls(let events, _):
             for event in events {
                 switch event {

@@ -19,9 +19,6 @@ public enum PipelineEvent {
     case hook(HookOutcome)
     /// Counters, on request (SIGUSR1) and at exit.
     case stats(ServiceStats)
-    /// The call history's count of missed calls not marked seen changed (for MQTT's retained
-    /// state): not an event of the stream.
-    case missedUnseen(Int)
 }
 
 /// The service's counters at one moment.
@@ -52,8 +49,8 @@ public struct ServiceStats: Equatable, Sendable {
 /// a hook outcome) is sent into the pipeline by its producer and reaches every sink after the
 /// event that caused it.
 public protocol EventSink: AnyObject {
-    /// `liveCalls` is the number of live calls once the event happened.
-    func receive(_ event: PipelineEvent, liveCalls: Int)
+    /// One event, as stamped at the pipeline's entrance (`Delivery`).
+    func receive(_ delivery: Delivery)
     /// telwatch is stopping: finish what was started, then call `done` once (within a bound the
     /// sink documents). Events may still arrive (the run's end, the exit line).
     func finish(then done: @escaping () -> Void)

@@ -80,21 +80,23 @@ public final class ScopedCommandSink: EventSink {
         }
     }
 
-    /// Asked for the calls live now when a reload brings the first command: with none configured
-    /// the sink follows no call, so a storm costs it nothing.
-    public weak var session: SinkSession?
+    /// Asked for the calls live now when a reload brings the first command (with none configured
+    /// the sink follows no call, so a storm costs it nothing), and which run a call holds.
+    private weak var session: SinkSession?
 
     private struct LiveCall {
         var call: CallSnapshot
         var event: CallHookEvent
         var previous: CallState?
         var liveCalls: Int
+        /// The number's contact, as its event's delivery looked it up.
+        var contact: String?
         /// Order of arrival, so that the call a command describes is the first in its scope.
         var sequence: UInt64
     }
 
     private let loop: EventLoop
-    private let runs: TelManager?
+    /// For the calls learned from the session when a reload brings the first command.
     private let contacts: ContactDirectory?
     private let report: (String) -> Void
     private var calls: [String: LiveCall] = [:]
@@ -112,14 +114,13 @@ public final class ScopedCommandSink: EventSink {
     private var isFinishing = false
     private var finishWaiters: [() -> Void] = []
 
-    /// `runs` tells which run a call holds; it must come before this sink in the pipeline.
-    public init(loop: EventLoop, settings: ScopedCommandSettings, runs: TelManager?, contacts: ContactDirectory?,
+    public init(loop: EventLoop, settings: ScopedCommandSettings, contacts: ContactDirectory?, session: SinkSession?,
                 report: @escaping (String) -> Void) {
         self.loop = loop
+        self.session = session
         self.settings = ScopedCommandSettings(
             commands: ScopedCommandSink.unique(settings.commands), grace: settings.grace, stdout: settings.stdout,
             stderr: settings.stderr, baseEnvironment: settings.baseEnvironment)
-        self.runs = runs
         self.contacts = contacts
         self.report = report
     }
@@ -131,17 +132,22 @@ public final class ScopedCommandSink: EventSink {
     /// Commands running now (not those being stopped).
     public var runningCount: Int { running.values.filter { $0.map { $0.exit == nil } ?? false }.count }
 
-    public func receive(_ event: PipelineEvent, liveCalls: Int) {
-        guard case .calls(let events, _) = event, !settings.commands.isEmpty else { return }
+    public func receive(_ delivery: Delivery) {
+        guard case .calls(let events, _) = delivery.event, !settings.commands.isEmpty else { return }
+        let liveCalls = delivery.liveCalls
         for event in events {
             switch event {
             case .transition(let call, let previous):
                 let changed = call.state == .disconnected ? leave(call.id)
-                    : enter(call, event: CallHookEvent(call.state), previous: previous, liveCalls: liveCalls)
+                    : enter(call, event: CallHookEvent(call.state), previous: previous, liveCalls: liveCalls,
+                            contact: delivery.contact(of: call.number))
                 if changed { reconcile(trigger: call.id) }
             case .updated(let call):
                 guard calls[call.id] != nil else { continue }
-                if enter(call, event: .updated, previous: call.state, liveCalls: liveCalls) { reconcile(trigger: call.id) }
+                if enter(call, event: .updated, previous: call.state, liveCalls: liveCalls,
+                         contact: delivery.contact(of: call.number)) {
+                    reconcile(trigger: call.id)
+                }
             case .withdrawn(_, let id):
                 if leave(id) { reconcile(trigger: nil) }
             case .idle:
@@ -167,10 +173,11 @@ public final class ScopedCommandSink: EventSink {
     }
 
     /// Records a live call's latest event; true when a scope became occupied or empty.
-    private func enter(_ call: CallSnapshot, event: CallHookEvent, previous: CallState?, liveCalls: Int) -> Bool {
+    private func enter(_ call: CallSnapshot, event: CallHookEvent, previous: CallState?, liveCalls: Int,
+                       contact: String?) -> Bool {
         let known = calls[call.id]
         if known == nil { sequence += 1 }
-        calls[call.id] = LiveCall(call: call, event: event, previous: previous, liveCalls: liveCalls,
+        calls[call.id] = LiveCall(call: call, event: event, previous: previous, liveCalls: liveCalls, contact: contact,
                                   sequence: known?.sequence ?? sequence)
         var changed = known == nil && calls.count == 1
         if known?.call.detail != call.detail {
@@ -182,7 +189,10 @@ public final class ScopedCommandSink: EventSink {
 
     private func learnCalls() {
         let live = (session?.liveCalls ?? []).filter { $0.state != .disconnected }
-        for call in live { _ = enter(call, event: CallHookEvent(call.state), previous: nil, liveCalls: live.count) }
+        for call in live {
+            _ = enter(call, event: CallHookEvent(call.state), previous: nil, liveCalls: live.count,
+                      contact: contacts?.name(for: call.number))
+        }
     }
 
     private func forgetCalls() {
@@ -238,7 +248,7 @@ public final class ScopedCommandSink: EventSink {
         let call = live.call
         let variables = [("TELWATCH_EVENT", live.event.rawValue), ("TELWATCH_SCOPE", command.scope.rawValue)]
             + CallEnvironment.variables(of: call, previous: live.previous, liveCalls: live.liveCalls,
-                                        runID: runs?.runID(heldBy: call.id), contact: contacts?.name(for: call.number))
+                                        runID: session?.runID(heldBy: call.id), contact: live.contact)
         let environment = ChildEnvironment.make(base: settings.baseEnvironment, variables: variables)
         // Its stdin is a pipe nobody writes to, open while the command lives (and telwatch with
         // it): a program that ends on end-of-file, as `fbcli` does (its "press RETURN"), runs

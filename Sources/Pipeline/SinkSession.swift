@@ -1,3 +1,4 @@
+import BGRunManager
 import CallMonitor
 
 /// What a sink may ask of the session it runs in, by name (docs/ARCHITECTURE.md, "Sinks"): a few
@@ -6,11 +7,24 @@ import CallMonitor
 public protocol SinkSession: AnyObject {
     /// The live calls as the tracker has them, first seen first.
     var liveCalls: [CallSnapshot] { get }
+    /// The run `callID` held at its latest event, also when that event ended it; nil for none
+    /// (`TelManager`'s, which comes before every sink that asks).
+    func runID(heldBy callID: String) -> String?
+    /// The live run: its id and how many hold it (nil while none lives).
+    var liveRun: (id: String, holders: Int)? { get }
+    /// The live run as the run manager records it (the D-Bus API's `Run`): read when asked.
+    var runRecord: RunRecord? { get }
+    /// This telwatch's state directory (run record, history), nil without one.
+    var stateDirectory: String? { get }
     /// What screening does to a live call; nil when no rule (and no `Silence`) spoke of it.
     func screening(of callID: String) -> ScreeningAction?
     /// Stops a live call's ring at the user's word (D-Bus `Silence`, MQTT `silence`): said to
     /// every sink with a `screened` event.
     func silence(callID: String) -> SilenceOutcome
+    /// The call history's missed calls not marked seen, as of the events delivered so far (those
+    /// of this turn included, written or not); nil without a history, or while it cannot count
+    /// them. Asked in the turn's `publish` phase (MQTT's retained state): no sink sends it back.
+    func missedUnseen() -> Int?
     /// Sends an event into the pipeline, after the one being delivered (the pipeline's FIFO).
     func send(_ event: PipelineEvent)
 }

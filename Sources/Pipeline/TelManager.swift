@@ -28,8 +28,8 @@ public final class TelManager: EventSink {
         return id
     }
 
-    public func receive(_ event: PipelineEvent, liveCalls: Int) {
-        guard case .calls(let events, _) = event else { return }
+    public func receive(_ delivery: Delivery) {
+        guard case .calls(let events, _) = delivery.event else { return }
         handle(events)
     }
 

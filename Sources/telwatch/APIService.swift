@@ -7,7 +7,8 @@ import Pipeline
 /// own to `--api-bus`; its name claimed before anything else starts, so that a second telwatch
 /// stops before it touches the run, the lock or the history of the first.
 struct APIService {
-    let api: MonitorAPI
+    /// The connection that owns the name: the API (a sink, `MonitorAPI`) is made on it with the others.
+    let connection: Connection
     /// Its own connection when `--api-bus` is another bus than the one watched.
     let ownConnection: Connection?
 
@@ -22,8 +23,8 @@ struct APIService {
         }
     }
 
-    /// The API, or nil with `--no-api`.
-    static func start(_ options: WatchOptions, watched connection: Connection, loop: EventLoop) throws -> APIService? {
+    /// The name claimed, or nil with `--no-api`.
+    static func claim(_ options: WatchOptions, watched connection: Connection, loop: EventLoop) throws -> APIService? {
         guard options.api else { return nil }
         var ownConnection: Connection?
         if let bus = options.apiBus, bus != options.bus {
@@ -31,19 +32,16 @@ struct APIService {
             ownConnection?.onWarning = connection.onWarning
         }
         let bus = ownConnection ?? connection
-        let api = try MonitorAPI(connection: bus, schema: EventSchema(redactNumbers: options.redactNumbers),
-                                 version: version)
         let claim: MonitorAPI.Claim
-        do { claim = try api.claimName() } catch DBusError.remote(name: "org.freedesktop.DBus.Error.AccessDenied", _) {
+        do { claim = try MonitorAPI.claimName(on: bus) } catch DBusError.remote(name: "org.freedesktop.DBus.Error.AccessDenied", _) {
             // The calls matter more than the API: without the policy file telwatch still watches.
             warn("api: off: the \(bus.bus) bus does not let this user own \(MonitorNames.busName); install "
                  + "dist/dbus-1/io.telwatch.Monitor1.conf in /etc/dbus-1/system.d/ (docs/dbus-api.md), or give --no-api")
-            api.close()
             ownConnection?.close()
             return nil
         }
         switch claim {
-        case .owned: return APIService(api: api, ownConnection: ownConnection)
+        case .owned: return APIService(connection: bus, ownConnection: ownConnection)
         case .taken(let owner, let pid):
             ownConnection?.close()
             throw NameTaken(bus: bus.bus, owner: owner, pid: pid)

@@ -44,9 +44,9 @@ final class ServiceManagerSink: EventSink {
         init(_ description: String) { self.description = description }
     }
 
-    func receive(_ event: PipelineEvent, liveCalls: Int) {
-        self.liveCalls = liveCalls
-        switch event {
+    func receive(_ delivery: Delivery) {
+        liveCalls = delivery.liveCalls
+        switch delivery.event {
         case .ready:
             isReady = true
             lastStatus = status

@@ -14,10 +14,8 @@ protocol ReloadsOptions: AnyObject {
 }
 
 extension WatchOptions {
-    /// The event schema of these options, with the session's contact book.
-    func schema(contacts: ContactDirectory?) -> EventSchema {
-        EventSchema(redactNumbers: redactNumbers, contacts: contacts)
-    }
+    /// The event schema of these options.
+    var schema: EventSchema { EventSchema(redactNumbers: redactNumbers) }
 }
 
 extension WarningSink: ReloadsOptions {

@@ -40,7 +40,7 @@ struct StatusReport {
         let selection = options.backend
         var pending = Set(selection.kinds)
         var states: [BackendKind: String] = [:]
-        let monitor = CallMonitor(connection: connection, backends: selection, onEvents: { _ in }, onNotice: { notice in
+        let monitor = CallMonitor(connection: connection, backends: selection, onEvents: { _, _ in }, onNotice: { notice in
             switch notice {
             case .synced(let kind, let modems, _):
                 states[kind] = "\(modems) voice modem\(modems == 1 ? "" : "s")"
@@ -91,7 +91,7 @@ struct StatusReport {
             text += "},\"calls\":["
             text += calls.map { call in
                 var object = JSONObject()
-                _ = schema.write(.transition(call, previous: nil), time: now, liveCalls: calls.count, into: &object)
+                _ = schema.write(.transition(call, previous: nil), time: now, liveCalls: calls.count, contact: nil, into: &object)
                 return object.line
             }.joined(separator: ",")
             text += "],\"run\":"

@@ -13,12 +13,10 @@ import Processes
 
 /// The watch pipeline, assembled from the options: bus → CallMonitor → tracker → sinks.
 /// `telwatch watch` runs it against a real stack, `telwatch demo` against the built-in simulator;
-/// the output is the same either way. The order of the sinks is set here, once
-/// (docs/ARCHITECTURE.md, "The pipeline"): WarningSink, OutputSink, ServiceManagerSink,
-/// TelManager, PhoneActions, ScopedCommandSink, MonitorAPI, CallHookSink, MQTTSink, LiveCallRecorder,
-/// HistorySink.
-/// It is also the session the sinks ask (`SinkSession`), and it hands a reloaded configuration
-/// to each part that takes one (`ReloadsOptions`).
+/// the output is the same either way. The sinks and their order are `WatchSinks.table`'s
+/// (docs/ARCHITECTURE.md, "The pipeline"): each is made from the options, the session's parts and
+/// this session's questions (`SinkSession`), and the session keeps nothing of a sink but the list.
+/// It hands a reloaded configuration to each part that takes one (`ReloadsOptions`).
 final class WatchSession: SinkSession {
     let options: WatchOptions
     let loop: EventLoop
@@ -29,28 +27,23 @@ final class WatchSession: SinkSession {
     /// (docs/modem-stacks.md §8).
     let lockConnection: Connection
     private let pipeline: EventPipeline
-    private let warnings: WarningSink
-    private let stream: OutputSink
     private let hooks: HookRunner
-    private var scopedCommands: ScopedCommandSink?
-    private var mqtt: MQTTSink?
     /// Call screening (`--screening`): decides before the pipeline sees a call's events.
-    private var screening: WatchScreening!
+    private let screening: WatchScreening
+    /// The monitor, for what is made before it: screening's hang-up and the live-call count.
+    private let stacks = StackLink()
     /// Armed only while a ModemManager call rings in without a number: when it becomes a withheld caller.
     private var withheldTimer: TimerSource?
     /// Parses the options again (SIGHUP); nil when they cannot be read again.
     var reloadOptions: () throws -> WatchOptions? = { nil }
-    private var monitor: CallMonitor!
+    private var monitor: CallMonitor?
     private var runs: BGRunManager?
-    /// The call history, when it is on (for the D-Bus API's `MarkMissedSeen()` and `MissedUnseen`).
-    private(set) var history: HistorySink?
+    /// The sinks, in pipeline order, as `WatchSinks.table` made them.
+    private var sinks: [EventSink] = []
     private var sleep: SleepCoordinator?
-    /// io.telwatch.Monitor1 (nil with --no-api).
+    /// io.telwatch.Monitor1's name, claimed first (nil with --no-api).
     private let api: APIService?
     private var signalSource: SignalSource?
-    /// What takes a reloaded configuration itself (SIGHUP), in the order they were made.
-    private var reloading: [ReloadsOptions] = []
-    private var serviceManager: ServiceManagerSink?
     private var pendingSync: Set<BackendKind>
     private let startedAt = monotonicNow()
     private var stopping = false
@@ -72,84 +65,45 @@ final class WatchSession: SinkSession {
         lockConnection.onWarning = connection.onWarning
         pendingSync = Set(options.backend.kinds)
         // First: a second telwatch stops here, before it touches the run, the lock or the history.
-        api = try APIService.start(options, watched: connection, loop: loop)
-        var liveCalls: () -> Int = { 0 }
-        pipeline = EventPipeline(liveCalls: { liveCalls() })
-
-        warnings = WarningSink(verbosity: options.verbosity)
-        pipeline.append(warnings)
+        api = try APIService.claim(options, watched: connection, loop: loop)
         let contacts = ContactDirectory.forWatch(options, loop: loop)
-        stream = OutputSink(output: output, json: options.json, verbosity: options.verbosity,
-                            schema: EventSchema(redactNumbers: options.redactNumbers, contacts: contacts))
-        pipeline.append(stream)
-        // Readiness, status and the stop for a service manager (systemd's Type=notify): before the runs.
-        serviceManager = try ServiceManagerSink.fromEnvironment(loop: loop)
-        serviceManager.map(pipeline.append)
-
+        let stacks = self.stacks
+        let pipeline = EventPipeline(liveCalls: { stacks.monitor?.liveCallCount ?? 0 }, schema: options.schema,
+                                     contacts: contacts)
+        self.pipeline = pipeline
         // Always there, even with no hook configured (it costs nothing then), so that a reloaded
         // configuration can add some. Hooks write to telwatch's stderr: stdout belongs to the
         // event stream (`| jq`).
         hooks = HookRunner(loop: loop, settings: HookSettings(
             directory: options.hooksDirectory, commands: options.hookCommands, timeout: options.hookTimeout,
             stdout: .fd(2), stderr: .fd(2), coalescedEvents: [CallHookEvent.updated.rawValue]))
-        // A run left open by a killed predecessor is reported (and its hooks run) as the run
-        // manager starts: the sinks that show it are already in place.
-        runs = try BGRunManager(loop: loop, lockBus: lockConnection, configuration: runConfiguration(),
-                                hooks: hooks) { [weak self] event in self?.pipeline.send(.run(event)) }
-        let telManager = TelManager(runs: runs)
-        pipeline.append(telManager)
-        // After the runs (the lock is asked for first), before the hooks: a ring waits for no spawn.
-        var hangUp: (CallKey, @escaping (String?) -> Void) -> Void = { _, done in done("telwatch is not following the stacks") }
+        hooks.onOutcome = { [weak pipeline] outcome in pipeline?.send(.hook(outcome)) }
         screening = WatchScreening(path: options.screeningFile, verbose: options.verbosity == .verbose, loop: loop,
-                                   contacts: contacts, localTime: WatchScreening.localTime, hangUp: { hangUp($0, $1) })
-        let screener = screening.screener
-        if let actions = PhoneActions.start(settings: options.actions, loop: loop, contacts: contacts,
-                                                report: { warn($0) }) {
-            actions.session = self
-            pipeline.append(actions)
-        }
-        // Before the call hooks: a ring starts, and stops, before any hook of its event is queued.
-        let scoped = ScopedCommandSink(loop: loop, settings: scopedSettings(options), runs: telManager,
-                                       contacts: contacts, report: { warn($0) })
-        scopedCommands = scoped
-        scoped.session = self
-        pipeline.append(scoped)
-        if let api = api?.api {
-            api.runs = runs
-            api.session = self
-            api.schema = stream.schema
-            pipeline.append(api)
-        }
-        pipeline.append(CallHookSink(hooks: hooks, runs: telManager, contacts: contacts))
-        // After the runs (an event's consequences are in its turn) and before the history, whose
-        // disk writes come after the turn's messages are out (docs/ARCHITECTURE.md, "MQTT").
-        if let settings = try options.mqtt.settings() {
-            mqtt = MQTTSink(settings: settings, schema: stream.schema, loop: loop,
-                            stateDirectory: runs?.stateStore?.directory, report: { warn($0) })
-            mqtt?.countsBlockedCalls = options.screeningFile != nil
-            mqtt?.countsMissedCalls = options.history
-            mqtt?.session = self
-            mqtt.map(pipeline.append)
-        }
-        // Whether or not the history is on: a call outlives its telwatch, and keeps its id
-        // (docs/modem-stacks.md §1.8).
-        var remembered: [RememberedCall] = []
-        if let file = runs?.stateStore?.liveCallsRecord {
-            let left = RecordFile.text(file.path) ?? ""
-            remembered = LiveCallsRecord.decode(left, since: bootWallClock())
-            let recorder = LiveCallRecorder(file: file, left: left, loop: loop, report: { warn($0) })
-            recorder.session = self
-            pipeline.append(recorder)
-        }
-        if let history = historySink() {
-            self.history = history
-            history.session = self
-            pipeline.append(history)
+                                   contacts: contacts, localTime: WatchScreening.localTime, hangUp: { key, done in
+            guard let monitor = stacks.monitor else { return done("telwatch is not following the stacks") }
+            monitor.hangUp(key, done: done)
+        })
+        screening.screener.onHangupFailed = { [weak pipeline] failed in
+            warn("screening: the stack did not hang up call \(failed.call.id.prefix(8)) (\(failed.decision.ruleText)): "
+                 + "\(failed.hangup?.failure ?? "?"); it rings")
+            pipeline?.send(.screened(failed, time: wallClockNow()))
         }
 
-        let monitor = CallMonitor(connection: connection, backends: options.backend, onEvents: { [weak self] events in
+        var liveCallsLeft = ""
+        for row in WatchSinks.table {
+            if row.needsRuns && runs == nil { liveCallsLeft = try startRuns() }
+            let parts = SinkParts(options: options, loop: loop, output: output, contacts: contacts, hooks: hooks,
+                                  runs: runs, api: api, liveCallsLeft: liveCallsLeft, session: self,
+                                  readerGone: { [weak self] in self?.readerGone() })
+            guard let sink = try row.make(parts) else { continue }
+            assert((sink as? LoopHook)?.phase == row.phase, "\(row.name): its row and its own turn hook disagree on its phase")
+            sinks.append(sink)
+            pipeline.append(sink)
+        }
+
+        let screener = screening.screener
+        let monitor = CallMonitor(connection: connection, backends: options.backend, onEvents: { [weak self] events, now in
             guard let self else { return }
-            let now = wallClockNow()
             // Decided before the pipeline sees the events: no sink starts a ring the rules hold back.
             let screened = screener.screen(events, now: now)
             self.pipeline.send(.calls(screener.unmissed(events), time: now))
@@ -157,42 +111,38 @@ final class WatchSession: SinkSession {
             screener.delivered(events)
             self.armWithheld()
         }, onNotice: { [weak self] notice in self?.noticed(notice) })
-        monitor.remembered = remembered
+        // Whether or not the history is on: a call outlives its telwatch, and keeps its id
+        // (docs/modem-stacks.md §1.8).
+        monitor.remembered = LiveCallsRecord.decode(liveCallsLeft, since: bootWallClock())
         self.monitor = monitor
+        stacks.monitor = monitor
         withheldTimer = try loop.timer { [weak self] in self?.numberlessDue() }
-        hangUp = { [unowned monitor] key, done in monitor.hangUp(key, done: done) }
-        screener.onHangupFailed = { [weak self] failed in
-            warn("screening: the stack did not hang up call \(failed.call.id.prefix(8)) (\(failed.decision.ruleText)): "
-                 + "\(failed.hangup?.failure ?? "?"); it rings")
-            self?.pipeline.send(.screened(failed, time: wallClockNow()))
-        }
-        liveCalls = { [unowned monitor] in monitor.liveCallCount }
-        hooks.onOutcome = { [weak self] outcome in self?.pipeline.send(.hook(outcome)) }
-        // The reader is gone (`telwatch | head`): stop once this event has been delivered.
-        stream.onBroken = { [weak self] in self?.loop.soon { self?.stop(status: ExitStatus.success.code) } }
-        reloading = [warnings, stream, hooks, scoped, screening] + ([api?.api, mqtt] as [ReloadsOptions?]).compactMap { $0 }
         // Its lines go out in the turn's print phase (docs/ARCHITECTURE.md, "A turn").
-        stream.holdLinesForEachTurn(of: loop)
+        sink(OutputSink.self)?.holdLinesForEachTurn(of: loop)
     }
 
-    /// History lives in this telwatch's own state directory: its instance lock keeps a second
-    /// telwatch from closing the first one's live calls as unknown.
-    private func historySink() -> HistorySink? {
-        guard options.history else { return nil }
-        guard let directory = runs?.stateStore?.directory else {
-            warn("history: off: telwatch has no usable state directory to keep it in")
-            return nil
-        }
-        return HistorySink(settings: HistorySettings(directory: directory, keep: options.historyKeep), loop: loop,
-                           report: { warn($0) })
+    /// The run manager starts once the sinks that show its events are in place: a run left open
+    /// by a killed predecessor is reported (and its hooks run) as it starts. Returns the live
+    /// calls' record as an earlier telwatch left it.
+    private func startRuns() throws -> String {
+        let pipeline = self.pipeline
+        runs = try BGRunManager(loop: loop, lockBus: lockConnection, configuration: WatchSession.runConfiguration(options),
+                                hooks: hooks) { [weak pipeline] event in pipeline?.send(.run(event)) }
+        return (runs?.stateStore?.liveCallsRecord).flatMap { RecordFile.text($0.path) } ?? ""
     }
 
-    /// Call-scoped commands write where hooks do (stderr) and get the run command's grace.
-    private func scopedSettings(_ options: WatchOptions) -> ScopedCommandSettings {
-        ScopedCommandSettings(commands: options.whileCommands, grace: options.stopGrace, stdout: .fd(2), stderr: .fd(2))
+    /// The sink of that type, if the table made one.
+    private func sink<Sink: EventSink>(_ type: Sink.Type) -> Sink? {
+        for sink in sinks { if let found = sink as? Sink { return found } }
+        return nil
     }
 
-    private func runConfiguration() -> RunConfiguration {
+    /// The reader is gone (`telwatch | head`): stop once this event has been delivered.
+    private func readerGone() {
+        loop.soon { [weak self] in self?.stop(status: ExitStatus.success.code) }
+    }
+
+    private static func runConfiguration(_ options: WatchOptions) -> RunConfiguration {
         var configuration = RunConfiguration()
         configuration.lock = options.inhibitWhat.map {
             InhibitorRequest(what: $0, who: "telwatch", why: "a call is in progress", mode: options.inhibitMode)
@@ -221,20 +171,20 @@ final class WatchSession: SinkSession {
             bus.onDisconnect = { [weak self] in
                 guard let self, !self.stopping else { return }
                 warn("lost the \(self.options.bus) bus; stopping (a supervisor should restart telwatch)")
-                self.monitor.connectionLost()
+                self.monitor?.connectionLost()
                 self.stop(status: ExitStatus.busUnavailable.code)
             }
         }
-        try monitor.start()
+        try monitor?.start()
         // After the backends: a resume then finds them started, ready to resync.
         sleep = try SleepCoordinator(
             connection: lockConnection, runs: runs,
             settings: SleepSettings(delayLock: options.sleepDelayLock, resumeGrace: options.resumeGrace),
             onEvent: { [weak self] event in self?.pipeline.send(.sleep(event)) },
-            onResume: { [weak self] in self?.monitor.resync() })
+            onResume: { [weak self] in self?.monitor?.resync() })
     }
 
-    var decodedSignals: UInt64 { monitor.decodedSignals }
+    var decodedSignals: UInt64 { monitor?.decodedSignals ?? 0 }
     var isRunHeld: Bool { runs?.isRunning ?? false }
 
     /// Ends the live run (lock released, run command stopped, children reaped), then finishes.
@@ -243,16 +193,16 @@ final class WatchSession: SinkSession {
         stopping = true
         exitStatus = status
         sleep?.stop()
-        monitor.stop()
+        monitor?.stop()
         // A ring ends now, not once the run's hooks have been waited for (the pipeline's order).
-        scopedCommands?.finish {}
+        sink(ScopedCommandSink.self)?.finish {}
         pipeline.finish { [weak self] in
             guard let self else { return }
             self.sendStats(.exit)
-            self.stream.flush()
+            self.sink(OutputSink.self)?.flush()
             self.signalSource?.cancel()
             self.api?.ownConnection?.close()
-            self.serviceManager?.stopped()
+            self.sink(ServiceManagerSink.self)?.stopped()
             self.onFinished?()
         }
     }
@@ -269,8 +219,11 @@ final class WatchSession: SinkSession {
         } catch {
             return warn("SIGHUP: the configuration was not reloaded, nothing changed: \(error)")
         }
-        let schema = new.schema(contacts: stream.schema.contacts)
-        for part in reloading { part.reload(new, schema: schema) }
+        let schema = new.schema
+        pipeline.schema = schema
+        // The sinks that take one, in pipeline order, then the hooks and screening.
+        let parts = sinks.compactMap { $0 as? ReloadsOptions } + [hooks, screening]
+        for part in parts { part.reload(new, schema: schema) }
         let waiting = options.settingsNeedingARestart(comparedWith: new)
         if new.verbosity != .quiet {
             // Done as asked: news, not a problem (the journal's warning priority is for problems).
@@ -285,7 +238,7 @@ final class WatchSession: SinkSession {
     /// after `ready` (the start's sync costs nothing more). A history that cannot be read is one
     /// line: the exceptions then know the calls from now on.
     private func seedScreening() {
-        guard let lookBack = screening.screener.lookBack, let path = history?.path else { return }
+        guard let lookBack = screening.screener.lookBack, let path = sink(HistorySink.self)?.path else { return }
         do {
             // On the loop's thread: another program's lock costs it at most what the history's own writes may.
             guard let reader = try HistoryReader(path: path, busyTimeout: HistorySettings.loopBusyTimeout) else { return }
@@ -303,14 +256,24 @@ final class WatchSession: SinkSession {
 
     var liveCalls: [CallSnapshot] { monitor?.liveCalls ?? [] }
 
+    func runID(heldBy callID: String) -> String? { sink(TelManager.self)?.runID(heldBy: callID) }
+
+    var liveRun: (id: String, holders: Int)? { runs?.run.map { ($0.id, runs?.holders.count ?? 0) } }
+
+    var runRecord: RunRecord? { runs?.record }
+
+    var stateDirectory: String? { runs?.stateStore?.directory }
+
     func screening(of callID: String) -> ScreeningAction? { screening.screener.action(for: callID) }
 
     func send(_ event: PipelineEvent) { pipeline.send(event) }
 
+    func missedUnseen() -> Int? { sink(HistorySink.self)?.missedUnseen() }
+
     /// Stops a live call's ring at the user's word (D-Bus `Silence`, MQTT `silence`): screening's
     /// `silence`, said with a `screened` event (rule `user`) as a rule's would be.
     func silence(callID: String) -> SilenceOutcome {
-        let outcome = screening.screener.silence(monitor.liveCalls.first { $0.id == callID })
+        let outcome = screening.screener.silence(monitor?.liveCalls.first { $0.id == callID })
         if case .silenced(let decision) = outcome { pipeline.send(.screened(decision, time: wallClockNow())) }
         return outcome
     }
@@ -355,7 +318,13 @@ final class WatchSession: SinkSession {
     }
 
     private func sendStats(_ occasion: ServiceStats.Occasion) {
-        pipeline.send(.stats(ServiceStats(occasion: occasion, time: wallClockNow(), signals: monitor.decodedSignals,
+        pipeline.send(.stats(ServiceStats(occasion: occasion, time: wallClockNow(), signals: decodedSignals,
                                           uptime: monotonicNow() - startedAt)))
     }
+}
+
+/// The monitor, for the parts made before it that need it: screening hangs up through it, and
+/// the pipeline stamps each event with its count of live calls. Set once, as the monitor is made.
+private final class StackLink {
+    weak var monitor: CallMonitor?
 }

@@ -18,6 +18,24 @@ func runWatch(_ arguments: [String]) -> Int32 {
     }
 }
 
+extension TelwatchCommand {
+    /// Runs the command with the arguments after its name: one case each, so a command added to
+    /// the table cannot be left without its code.
+    func run(_ arguments: [String]) -> Int32 {
+        switch self {
+        case .watch: return runWatch(arguments)
+        case .status: return StatusCommand.run(arguments)
+        case .events: return EventsCommand.run(arguments)
+        case .doctor: return DoctorCommand.run(arguments)
+        case .log: return LogCommand.run(arguments)
+        case .block: return ScreeningListCommand.run(.block, arguments)
+        case .allow: return ScreeningListCommand.run(.allow, arguments)
+        case .simulate: return SimulateCommand.run(arguments)
+        case .demo: return DemoCommand.run(arguments)
+        }
+    }
+}
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 let rest = Array(arguments.dropFirst())
 let status: Int32
@@ -25,18 +43,13 @@ switch arguments.first {
 case "--version", "-V": LineWriter(fd: 1).write("telwatch \(version)"); status = ExitStatus.success.code
 case "--help", "-h", "help": LineWriter(fd: 1).write(Help.main); status = ExitStatus.success.code
 case "--generate": status = ReferenceCommand.run(rest)
-case "watch": status = runWatch(rest)
-case "status": status = StatusCommand.run(rest)
-case "events": status = EventsCommand.run(rest)
-case "doctor": status = DoctorCommand.run(rest)
-case "log": status = LogCommand.run(rest)
-case "block": status = ScreeningListCommand.run(.block, rest)
-case "allow": status = ScreeningListCommand.run(.allow, rest)
-case "simulate": status = SimulateCommand.run(rest)
-case "demo": status = DemoCommand.run(rest)
 case let first? where !first.hasPrefix("-"):
-    warn("unknown command '\(first)' (commands: \(TelwatchCommand.allCases.map(\.rawValue).joined(separator: ", ")); see telwatch --help)")
-    status = ExitStatus.usage.code
+    if let command = TelwatchCommand(rawValue: first) {
+        status = command.run(rest)
+    } else {
+        warn("unknown command '\(first)' (commands: \(TelwatchCommand.allCases.map(\.rawValue).joined(separator: ", ")); see telwatch --help)")
+        status = ExitStatus.usage.code
+    }
 default: status = runWatch(arguments)
 }
 exit(status)

@@ -58,7 +58,7 @@ final class CallTrackerTests: XCTestCase {
         XCTAssertEqual(first.direction, .incoming)
         XCTAssertEqual(first.number, "+15551234")
         XCTAssertEqual(first.modem, mmModem)
-        XCTAssertEqual(first.reason, "incoming-new")
+        XCTAssertEqual(first.reason?.word, "incoming-new")
         XCTAssertEqual(first.firstSeen, 100)
         XCTAssertNil(first.connectedAt)
         XCTAssertFalse(first.initial)
@@ -66,7 +66,7 @@ final class CallTrackerTests: XCTestCase {
         ev = t.apply(.callChanged(key, mm(.active, .incoming, reason: .accepted)), at: 105)
         XCTAssertEqual(describe(ev), ["id-1 incoming->connected.active"])
         XCTAssertEqual(t.call(key)?.connectedAt, 105)
-        XCTAssertEqual(t.call(key)?.reason, "accepted")
+        XCTAssertEqual(t.call(key)?.reason?.word, "accepted")
 
         // ModemManager follows StateChanged with PropertiesChanged carrying the same state.
         XCTAssertEqual(t.apply(.callChanged(key, mm(.active, .incoming, reason: .accepted)), at: 105.01), [])
@@ -382,7 +382,7 @@ final class CallTrackerTests: XCTestCase {
         XCTAssertEqual(describe(ev), ["id-4 new->dialing.dialing"])
 
         // A live signal after a removal (the CallAdded/GetProperties not in yet) starts a new call.
-        _ = t.apply(.callRemoved(key, reason: "local"), at: 6)
+        _ = t.apply(.callRemoved(key, reason: .stack("local")), at: 6)
         ev = t.apply(.callChanged(key, of("incoming", number: "+3")), at: 7)
         XCTAssertEqual(describe(ev), ["id-5 new->incoming.ringing"])
         let s = snapshots(ev)[0]
@@ -441,7 +441,7 @@ final class CallTrackerTests: XCTestCase {
         // A reason alone is no event either (it shows in the next event).
         XCTAssertEqual(t.apply(.callChanged(key, CallObservation(reason: "something")), at: 6), [])
         XCTAssertEqual(t.apply(.callChanged(key, CallObservation()), at: 6), [])
-        XCTAssertEqual(t.call(key)?.reason, "something")
+        XCTAssertEqual(t.call(key)?.reason?.word, "something")
     }
 
     func testUnknownStateIsNeverATransition() {
@@ -519,7 +519,7 @@ final class CallTrackerTests: XCTestCase {
         _ = t.apply(.callChanged(key, mm(.terminated, .incoming)), at: 1)
         XCTAssertEqual(t.apply(.callChanged(key, mm(.active, .incoming)), at: 2), [])
         XCTAssertEqual(t.apply(.callChanged(key, CallObservation(number: "+1")), at: 2), [])
-        XCTAssertEqual(t.apply(.callRemoved(key, reason: "x"), at: 3), [])
+        XCTAssertEqual(t.apply(.callRemoved(key, reason: .stack("x")), at: 3), [])
         XCTAssertEqual(t.apply(.callChanged(key, mm(.terminated)), at: 4), [], "unknown key, no live phase")
     }
 
@@ -611,22 +611,22 @@ final class CallTrackerTests: XCTestCase {
         _ = t.apply(.callAppeared(mmKey(1), modem: mmModem, mm(.ringingIn, .incoming, reason: .incomingNew),
                                   initial: false), at: 0)
         _ = t.apply(.callChanged(mmKey(1), mm(.active, .incoming, reason: .accepted)), at: 1)
-        XCTAssertEqual(t.call(mmKey(1))?.reason, "accepted")
+        XCTAssertEqual(t.call(mmKey(1))?.reason?.word, "accepted")
         var ev = t.apply(.callChanged(mmKey(1), mm(.terminated, .incoming, rawReason: 123)), at: 2)
-        XCTAssertEqual(snapshots(ev)[0].reason, "123", "unknown raw reason kept verbatim")
+        XCTAssertEqual(snapshots(ev)[0].reason?.word, "123", "unknown raw reason kept verbatim")
         // A reason given on removal wins; with none, a previous one stays, else "removed".
         _ = t.apply(.callAppeared(ofKey(1), modem: ofModem, of("active"), initial: false), at: 3)
-        ev = t.apply(.callRemoved(ofKey(1), reason: "network"), at: 4)
-        XCTAssertEqual(snapshots(ev)[0].reason, "network")
+        ev = t.apply(.callRemoved(ofKey(1), reason: .stack("network")), at: 4)
+        XCTAssertEqual(snapshots(ev)[0].reason?.word, "network")
         _ = t.apply(.callAppeared(ofKey(1), modem: ofModem, of("active"), initial: false), at: 5)
         ev = t.apply(.callRemoved(ofKey(1), reason: nil), at: 6)
-        XCTAssertEqual(snapshots(ev)[0].reason, "removed")
+        XCTAssertEqual(snapshots(ev)[0].reason?.word, "removed")
         // backend-lost / modem-removed replace an earlier reason.
         _ = t.apply(.callAppeared(ofKey(2), modem: ofModem, of("active"), initial: false), at: 7)
         _ = t.apply(.callChanged(ofKey(2), CallObservation(reason: "remote")), at: 7)
         ev = t.apply(.backendLost(.ofono), at: 8)
-        XCTAssertEqual(snapshots(ev)[0].reason, "backend-lost")
-        XCTAssertTrue(snapshots(ev).allSatisfy { $0.reason == "backend-lost" })
+        XCTAssertEqual(snapshots(ev)[0].reason?.word, "backend-lost")
+        XCTAssertTrue(snapshots(ev).allSatisfy { $0.reason == .backendLost })
     }
 
     func testTimestamps() {
@@ -672,7 +672,7 @@ final class CallTrackerTests: XCTestCase {
         XCTAssertEqual(ev, [])
         ev = t.apply(.modemRemoved(.ofono, modem: huge), at: .greatestFiniteMagnitude)
         XCTAssertEqual(describe(ev).count, 3)
-        XCTAssertEqual(snapshots(ev)[0].reason, "modem-removed")
+        XCTAssertEqual(snapshots(ev)[0].reason?.word, "modem-removed")
     }
 
     // MARK: - Memory

@@ -122,7 +122,7 @@ final class ModemManagerBackendTests: MonitorTestCase {
         _ = try mockPath(.modemManager, "Dial", try ObjectPath(modem0), "+15557654")
         expect(["A new -> dialing.dialing outgoing '+15557654'", "busy A"])
         XCTAssertEqual(call("A")?.reason, nil, "the reason of the state before the first change is not known")
-        XCTAssertEqual(monitor.liveCalls.first?.reason, "outgoing-started", "then the change and the read set it")
+        XCTAssertEqual(monitor.liveCalls.first?.reason?.word, "outgoing-started", "then the change and the read set it")
     }
 
     func testOutgoingBusy() throws {
@@ -386,7 +386,7 @@ final class ModemManagerReplayTests: XCTestCase {
         events.compactMap {
             switch $0 {
             case let .transition(call, _): return call.detail.map { "\(call.state.rawValue).\($0.rawValue)" }
-                ?? "\(call.state.rawValue)(\(call.reason ?? "-"))"
+                ?? "\(call.state.rawValue)(\(call.reason?.word ?? "-"))"
             case .missed: return "missed"
             default: return nil
             }

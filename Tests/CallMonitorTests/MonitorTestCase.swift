@@ -115,7 +115,7 @@ class MonitorTestCase: XCTestCase {
     func startMonitor(_ selection: BackendSelection, file: StaticString = #filePath, line: UInt = #line) throws {
         monitor = CallMonitor(
             connection: connection, backends: selection, clock: wallClockNow, noticeClock: { [unowned self] in self.noticeTime },
-            onEvents: { [unowned self] events in for event in events { self.record(event) } },
+            onEvents: { [unowned self] events, _ in for event in events { self.record(event) } },
             onNotice: { [unowned self] notice in self.notices.append(notice) })
         try monitor.start()
         for kind in selection.kinds where mocks[kind] != nil {
@@ -212,7 +212,7 @@ class MonitorTestCase: XCTestCase {
         var text = "\(call.direction.rawValue) '\(call.number)'"
         if !call.name.isEmpty { text += " name='\(call.name)'" }
         if call.multiparty { text += " multiparty" }
-        if let reason = call.reason { text += " reason=\(reason)" }
+        if let reason = call.reason?.word { text += " reason=\(reason)" }
         if call.initial { text += " initial" }
         if call.resumed { text += " resumed" }
         return text

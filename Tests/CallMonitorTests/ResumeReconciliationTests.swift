@@ -62,8 +62,8 @@ final class ResumeReconciliationTests: XCTestCase {
                        ["id-1 connected->disconnected(terminated) resumed", "idle id-1 resumed"])
         // Listed again at the next resume, then deleted: no news.
         XCTAssertEqual(t.apply(listed(mmKey(0), mm(.terminated, .outgoing, reason: .terminated)), at: 90), [])
-        XCTAssertEqual(t.apply(.learnedOnResume(.callRemoved(mmKey(0), reason: "removed")), at: 91), [])
-        XCTAssertEqual(t.apply(.callRemoved(mmKey(0), reason: "removed"), at: 92), [])
+        XCTAssertEqual(t.apply(.learnedOnResume(.callRemoved(mmKey(0), reason: .removed)), at: 91), [])
+        XCTAssertEqual(t.apply(.callRemoved(mmKey(0), reason: .removed), at: 92), [])
     }
 
     func testALiveCallGoneFromTheListingEndsOnceAndARingingOneIsMissed() {

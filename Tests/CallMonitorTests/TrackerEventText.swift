@@ -10,7 +10,7 @@ func describe(_ events: [TrackerEvent]) -> [String] {
         case let .transition(s, previous):
             let from = previous?.rawValue ?? "new"
             let to = s.detail.map { "\(s.state.rawValue).\($0.rawValue)" }
-                ?? "\(s.state.rawValue)(\(s.reason ?? "-"))"
+                ?? "\(s.state.rawValue)(\(s.reason?.word ?? "-"))"
             return "\(s.id) \(from)->\(to)\(flag)"
         case let .updated(s): return "\(s.id) updated\(flag)"
         case let .missed(s): return "\(s.id) missed\(flag)"

@@ -1,4 +1,5 @@
 import CallMonitor
+import Pipeline
 import TestSupport
 import XCTest
 @testable import History
@@ -22,7 +23,7 @@ final class HistoryRestartTests: HistoryTestCase {
         tracker.remember(left)
         let history = startSink(ready: false)
         calls()
-        history.receive(.ready(time: now), liveCalls: tracker.liveCount)
+        history.receive(Delivery(.ready(time: now), liveCalls: tracker.liveCount))
         turn()
     }
 
@@ -123,7 +124,7 @@ final class HistoryRestartTests: HistoryTestCase {
                                   report: { [unowned self] in self.reports.append($0) })
         sink = history
         foundAtStart(1, "+15550001")
-        history.receive(.ready(time: now), liveCalls: tracker.liveCount)
+        history.receive(Delivery(.ready(time: now), liveCalls: tracker.liveCount))
         turn()
         XCTAssertEqual(try rows().count, 2, "a call cannot outlive a reboot: same path and number or not")
     }

@@ -68,11 +68,11 @@ final class HistorySinkTests: HistoryTestCase {
         ring(1, "+19005550100")
         let call = try XCTUnwrap(tracker.liveCalls.first)
         let decision = ScreeningDecision(action: .reject, rule: .block)
-        sink?.receive(.screened(ScreenedCall(call: call, decision: decision, hangup: .requested), time: now), liveCalls: 1)
+        sink?.receive(Delivery(.screened(ScreenedCall(call: call, decision: decision, hangup: .requested), time: now), liveCalls: 1))
         turn()
         XCTAssertEqual(try rows().map(\.screened), ["reject"])
-        sink?.receive(.screened(ScreenedCall(call: call, decision: decision, hangup: .failed("no")), time: now),
-                      liveCalls: 1)
+        sink?.receive(Delivery(.screened(ScreenedCall(call: call, decision: decision, hangup: .failed("no")), time: now),
+                      liveCalls: 1))
         turn()
         XCTAssertEqual(try rows().map(\.screened), ["allow"], "the hang-up failed: it rang")
         now += 5
@@ -115,7 +115,7 @@ final class HistorySinkTests: HistoryTestCase {
         let history = startSink(ready: false)
         turn()
         XCTAssertFalse(Files.exists(path), "start-up pays nothing for the history")
-        history.receive(.ready(time: now), liveCalls: 0)
+        history.receive(Delivery(.ready(time: now), liveCalls: 0))
         turn()
         XCTAssertTrue(Files.exists(path))
         history.finish {}
@@ -413,17 +413,38 @@ final class HistorySinkTests: HistoryTestCase {
         XCTAssertTrue(Files.bytes(path) == before, "the newer telwatch's file is not touched")
     }
 
-    func testMarkMissedSeenWritesWhatWaitsFirst() throws {
+    /// MQTT asks the count in the turn's publish phase, before the history's own write: the
+    /// answer counts the turn's missed call already, and asking writes nothing (the disk write
+    /// stays in the persist phase, after the turn's lines and messages).
+    func testTheMissedUnseenCountIncludesTheTurnsCallsAndAskingWritesNothing() throws {
         let history = startSink()
         ring(1, "+15550001")
         end(1)
         turn()
+        XCTAssertEqual(history.missedUnseen(), 1)
         ring(2, "+15550002")
         end(2)
-        XCTAssertEqual(try history.missedUnseen(), 2)
-        XCTAssertEqual(try history.markMissedSeen(), 2)
-        XCTAssertEqual(try history.missedUnseen(), 0)
-        XCTAssertEqual(try rows(HistoryQuery(unseenOnly: true)).count, 0)
-        XCTAssertEqual(try rows(HistoryQuery(missedOnly: true)).count, 2, "still missed, only seen")
+        XCTAssertEqual(history.missedUnseen(), 2, "the call missed this turn counts already")
+        XCTAssertEqual(try rows().count, 1, "asking wrote nothing")
+        turn()
+        XCTAssertEqual(try rows(HistoryQuery(unseenOnly: true)).count, 2)
+        XCTAssertEqual(history.missedUnseen(), 2)
+    }
+
+    /// Marked seen by another program (`telwatch log --mark-seen`): counted again once a run ended.
+    func testMissedCallsMarkedSeenElsewhereAreCountedAfterARun() throws {
+        let history = startSink()
+        runStarted()
+        ring(1, "+15550001")
+        end(1)
+        runStopped()
+        turn()
+        XCTAssertEqual(history.missedUnseen(), 1)
+        let database = try openDatabase()
+        try database.execute("UPDATE calls SET seen = 1")
+        database.close()
+        runStarted()
+        runStopped()
+        XCTAssertEqual(history.missedUnseen(), 0)
     }
 }

@@ -50,7 +50,7 @@ class HistoryTestCase: XCTestCase {
                                report: { [unowned self] in self.reports.append($0) })
         sink = made
         if ready {
-            made.receive(.ready(time: now), liveCalls: tracker.liveCount)
+            made.receive(Delivery(.ready(time: now), liveCalls: tracker.liveCount))
             turn()
         }
         return made
@@ -63,7 +63,7 @@ class HistoryTestCase: XCTestCase {
 
     func apply(_ event: BackendEvent) {
         let events = tracker.apply(event, at: now)
-        sink?.receive(.calls(events, time: now), liveCalls: tracker.liveCount)
+        sink?.receive(Delivery(.calls(events, time: now), liveCalls: tracker.liveCount))
     }
 
     func ring(_ n: Int, _ number: String) {
@@ -88,14 +88,14 @@ class HistoryTestCase: XCTestCase {
     func runStarted() {
         let info = RunInfo(id: "run-\(now)", reason: "incoming", firstHolder: "id-1", startedAt: now)
         run = info
-        sink?.receive(.run(RunEvent(time: now, kind: .started(info))), liveCalls: tracker.liveCount)
+        sink?.receive(Delivery(.run(RunEvent(time: now, kind: .started(info))), liveCalls: tracker.liveCount))
     }
 
     func runStopped() {
         guard let info = run else { return }
         run = nil
-        sink?.receive(.run(RunEvent(time: now, kind: .stopped(info, reason: .idle, duration: now - info.startedAt))),
-                      liveCalls: tracker.liveCount)
+        sink?.receive(Delivery(.run(RunEvent(time: now, kind: .stopped(info, reason: .idle, duration: now - info.startedAt))),
+                      liveCalls: tracker.liveCount))
     }
 
     // MARK: Looking at the file

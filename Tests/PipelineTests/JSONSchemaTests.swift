@@ -54,7 +54,7 @@ final class JSONSchemaTests: XCTestCase {
 
     private func write(_ event: TrackerEvent, liveCalls: Int = 1, schema: EventSchema? = nil) -> String? {
         var object = JSONObject()
-        return (schema ?? self.schema).write(event, time: now, liveCalls: liveCalls, into: &object) ? object.line : nil
+        return (schema ?? self.schema).write(event, time: now, liveCalls: liveCalls, contact: nil, into: &object) ? object.line : nil
     }
 
     private func write(_ event: RunEvent, liveCalls: Int = 1) -> String? {
@@ -83,7 +83,7 @@ final class JSONSchemaTests: XCTestCase {
                       identity: ModemIdentity? = nil) -> CallSnapshot {
         CallSnapshot(id: callID, key: mmKey(0), modem: mmModem, modemIdentity: identity ?? self.identity,
                      direction: direction, number: number, name: "",
-                     state: state, detail: detail, reason: reason, resumed: resumed, firstSeen: firstSeen ?? now,
+                     state: state, detail: detail, reason: reason.map(CallEndReason.init(word:)), resumed: resumed, firstSeen: firstSeen ?? now,
                      connectedAt: connectedAt, endedAt: endedAt, missed: missed)
     }
 
@@ -177,8 +177,8 @@ final class JSONSchemaTests: XCTestCase {
 
     func testTheBusyAndIdleEdgesWriteNoLine() {
         var object = JSONObject()
-        XCTAssertFalse(schema.write(.busy(call()), time: now, liveCalls: 1, into: &object))
-        XCTAssertFalse(schema.write(.idle(call()), time: now, liveCalls: 0, into: &object))
+        XCTAssertFalse(schema.write(.busy(call()), time: now, liveCalls: 1, contact: nil, into: &object))
+        XCTAssertFalse(schema.write(.idle(call()), time: now, liveCalls: 0, contact: nil, into: &object))
         XCTAssertEqual(object.line, "{}", "nothing was written")
     }
 

@@ -54,13 +54,14 @@ final class ScopedCommandSinkTests: XCTestCase {
     }
 
     private func makeSink(_ commands: [(CallScope, [String])], grace: Double = 2,
-                          contacts: ContactDirectory? = nil) {
+                          contacts: ContactDirectory? = nil, session: SinkSession? = nil) {
         let made = ScopedCommandSink(
             loop: loop,
             settings: ScopedCommandSettings(commands: commands.map { ScopedCommand(scope: $0.0, arguments: $0.1) },
                                             grace: grace, stdout: .fd(output.writeFD), stderr: .inherit),
-            runs: nil, contacts: contacts, report: { [unowned self] in self.reports.append($0) })
-        let assembled = EventPipeline(liveCalls: { [unowned self] in self.tracker.liveCount })
+            contacts: contacts, session: session, report: { [unowned self] in self.reports.append($0) })
+        // The contacts are looked up once per event, at the pipeline's entrance.
+        let assembled = EventPipeline(liveCalls: { [unowned self] in self.tracker.liveCount }, contacts: contacts)
         assembled.append(made)
         sink = made
         pipeline = assembled
@@ -227,9 +228,8 @@ final class ScopedCommandSinkTests: XCTestCase {
 
     func testACommandAddedByAReloadToASinkWithNoneStartsForTheCallAlreadyRinging() throws {
         let command = try reporter()
-        makeSink([])
         let session = TrackerSession { [unowned self] in self.tracker.liveCalls }
-        sink.session = session
+        makeSink([], session: session)
         defer { withExtendedLifetime(session) {} }
         ring(0, "+15550001")
         ring(1, "+15550002")
@@ -305,4 +305,9 @@ private final class TrackerSession: SinkSession {
     func screening(of callID: String) -> ScreeningAction? { nil }
     func silence(callID: String) -> SilenceOutcome { .noSuchCall }
     func send(_ event: PipelineEvent) {}
+    func missedUnseen() -> Int? { nil }
+    var liveRun: (id: String, holders: Int)? { nil }
+    var runRecord: RunRecord? { nil }
+    var stateDirectory: String? { nil }
+    func runID(heldBy callID: String) -> String? { nil }
 }

@@ -29,6 +29,8 @@ final class TelManagerTests: XCTestCase {
     private var hooks: HookRunner?
     private var link: TelManager?
     private var pipeline: EventPipeline?
+    /// What the call hooks ask (held here: the sink's reference is weak).
+    private var session: SinkSession?
     private var runEvents: [RunEvent] = []
     private var outcomes: [HookOutcome] = []
     /// Monotonic arrival of each outcome.
@@ -73,7 +75,11 @@ final class TelManagerTests: XCTestCase {
         let made = TelManager(runs: manager)
         let assembled = EventPipeline(liveCalls: { [unowned self] in self.tracker.liveCount })
         assembled.append(made)
-        if let hooks { assembled.append(CallHookSink(hooks: hooks, runs: made)) }
+        if let hooks {
+            let asked = RunSession(runs: made)
+            session = asked
+            assembled.append(CallHookSink(hooks: hooks, session: asked))
+        }
         pipeline = assembled
         link = made
         return made
@@ -336,4 +342,19 @@ final class TelManagerTests: XCTestCase {
         XCTAssertEqual(later["TELWATCH_RESUMED"], "false")
         XCTAssertEqual(stopReasons(), ["idle"])
     }
+}
+
+/// The session the call hooks ask which run a call held: here the test's `TelManager`.
+private final class RunSession: SinkSession {
+    let runs: TelManager
+    init(runs: TelManager) { self.runs = runs }
+    var liveCalls: [CallSnapshot] { [] }
+    func runID(heldBy callID: String) -> String? { runs.runID(heldBy: callID) }
+    func screening(of callID: String) -> ScreeningAction? { nil }
+    func silence(callID: String) -> SilenceOutcome { .noSuchCall }
+    func send(_ event: PipelineEvent) {}
+    func missedUnseen() -> Int? { nil }
+    var liveRun: (id: String, holders: Int)? { nil }
+    var runRecord: RunRecord? { nil }
+    var stateDirectory: String? { nil }
 }

@@ -181,6 +181,11 @@ final class MonitorAPITests: CommandTestCase {
                 }
             }
         }
+        // One moment per event: the clock is read once, so the ring's `time` is its `first_seen`
+        // to the microsecond (the API carries both as microseconds).
+        let ring = try XCTUnwrap(events.first { $0.name == "incoming" })
+        let time = try XCTUnwrap(ring.fields.first { $0.key == "time" }?.value.uint64)
+        XCTAssertEqual(ring.fields.first { $0.key == "first_seen" }?.value.uint64, time)
     }
 
     func testSignalsGoOutOnlyWhileASubscriberIsOnTheBus() throws {

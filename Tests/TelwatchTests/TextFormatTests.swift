@@ -18,13 +18,13 @@ final class TextFormatTests: UTCTestCase {
                       firstSeen: Double? = nil, connectedAt: Double? = nil, endedAt: Double? = nil,
                       missed: Bool = false) -> CallSnapshot {
         CallSnapshot(id: callID, key: key, modem: modem, direction: direction, number: number, name: name,
-                     state: state, detail: detail, reason: reason, multiparty: multiparty, initial: initial,
+                     state: state, detail: detail, reason: reason.map(CallEndReason.init(word:)), multiparty: multiparty, initial: initial,
                      resumed: resumed, firstSeen: firstSeen ?? now, connectedAt: connectedAt, endedAt: endedAt,
                      missed: missed)
     }
 
     private func text(_ event: TrackerEvent, redact: Bool = false) -> String? {
-        CallEventFormat(schema: EventSchema(redactNumbers: redact)).text(event, time: now, liveCalls: 1)
+        CallEventFormat(schema: EventSchema(redactNumbers: redact)).text(event, time: now, contact: nil)
     }
 
     private func ringing(number: String = "+15551230001", name: String = "") -> String? {

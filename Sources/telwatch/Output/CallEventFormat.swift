@@ -6,11 +6,12 @@ struct CallEventFormat {
     var schema = EventSchema()
 
     /// `14:03:12.345 incoming     3f2a1c9e ringing  in  +15551234 modemmanager Modem/0`
-    func text(_ event: TrackerEvent, time: Double, liveCalls: Int) -> String? {
+    /// `contact`: the number's contact (`--contacts`), as the delivery looked it up.
+    func text(_ event: TrackerEvent, time: Double, contact: String?) -> String? {
         guard let name = EventSchema.name(of: event), let call = event.call else { return nil }
         var fields = [
             Timestamp.localClock(time),
-            name.padded(to: 12),
+            name.rawValue.padded(to: 12),
             TerminalText.field(String(call.id.prefix(8))),
             (call.detail?.rawValue ?? "ended").padded(to: 8),
             CallEventFormat.direction(call.direction).padded(to: 3),
@@ -19,9 +20,9 @@ struct CallEventFormat {
             // from the bus as text: escaped like the rest.
             call.key.backend.rawValue + " " + TerminalText.field(CallEventFormat.shortModem(call.modem)),
         ]
-        if let contact = schema.contacts?.name(for: call.number) { fields.append("contact=" + TerminalText.field(contact)) }
+        if let contact { fields.append("contact=" + TerminalText.field(contact)) }
         if !call.name.isEmpty { fields.append("name=" + TerminalText.field(call.name)) }
-        if let reason = call.reason, call.state == .disconnected || name == "missed" {
+        if let reason = call.reason?.word, call.state == .disconnected || name == .missed {
             fields.append("reason=" + TerminalText.field(reason))
         }
         if case .transition = event, call.state == .disconnected, let lasted = call.duration {

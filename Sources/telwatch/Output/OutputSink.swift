@@ -14,24 +14,30 @@ final class OutputSink: EventSink, LoopHook {
         didSet { callFormat = CallEventFormat(schema: schema) }
     }
     private var callFormat: CallEventFormat
-    private let seconds = RFC3339Seconds()
     /// The reader went away (`telwatch | head`): the session should stop.
-    var onBroken: () -> Void = {}
+    private let onBroken: () -> Void
 
-    init(output: LineWriter, json: Bool, verbosity: WatchOptions.Verbosity, schema: EventSchema) {
+    init(output: LineWriter, json: Bool, verbosity: WatchOptions.Verbosity, schema: EventSchema,
+         onBroken: @escaping () -> Void = {}) {
         self.output = output
+        self.onBroken = onBroken
         self.json = json
         self.verbosity = verbosity
         self.schema = schema
         callFormat = CallEventFormat(schema: schema)
     }
 
-    func receive(_ event: PipelineEvent, liveCalls: Int) {
-        if json { return schema.records(of: event, liveCalls: liveCalls, seconds: seconds) { write($0) } }
-        switch event {
+    func receive(_ delivery: Delivery) {
+        if json {
+            for object in delivery.records { write(object) }
+            return
+        }
+        let liveCalls = delivery.liveCalls
+        switch delivery.event {
         case .calls(let events, let time):
             for call in events {
-                if let line = callFormat.text(call, time: time, liveCalls: liveCalls) { write(line) }
+                let contact = call.call.flatMap { delivery.contact(of: $0.number) }
+                if let line = callFormat.text(call, time: time, contact: contact) { write(line) }
             }
         case .screened(let screened, let time):
             write(callFormat.text(screened, time: time))
@@ -46,10 +52,10 @@ final class OutputSink: EventSink, LoopHook {
             if verbosity != .quiet, let line = ServiceEventFormat.text(notice, time: time) { write(line) }
         case .stats(let stats) where stats.occasion == .stats:
             // Asked for on purpose (SIGUSR1): said on stderr, out of the way of the text stream.
-            var object = JSONObject(seconds: seconds)
+            var object = JSONObject()
             schema.write(stats, liveCalls: liveCalls, into: &object)
             warn(object.line, priority: .info)
-        case .ready, .stats, .hook, .missedUnseen:
+        case .ready, .stats, .hook:
             break
         }
     }
@@ -99,9 +105,9 @@ final class WarningSink: EventSink {
         self.verbosity = verbosity
     }
 
-    func receive(_ event: PipelineEvent, liveCalls: Int) {
+    func receive(_ delivery: Delivery) {
         guard verbosity != .quiet else { return }
-        switch event {
+        switch delivery.event {
         case .run(let run) where run.isWarning: warn(ServiceEventFormat.warning(run))
         case .sleep(let sleep) where sleep.isWarning: warn(ServiceEventFormat.warning(sleep))
         case .backend(let notice, _) where notice.isWarning: warn(notice.description)

@@ -62,7 +62,7 @@ enum EventsCommand {
                 if options.json {
                     output.write(line: event.jsonLine)
                 } else if let pipelineEvent = event.pipelineEvent {
-                    text.receive(pipelineEvent, liveCalls: event.liveCalls)
+                    text.receive(Delivery(pipelineEvent, liveCalls: event.liveCalls))
                 }
                 if output.isBroken { stop(ExitStatus.success.code, nil) }
             }

@@ -79,7 +79,7 @@ struct RemoteEvent {
                                          operatorName: text("operator") ?? ""),
             direction: text("direction").flatMap(CallDirection.init(rawValue:)) ?? .unknown,
             number: text("number") ?? "", name: text("name") ?? "", state: state,
-            detail: text("detail").flatMap(CallDetail.init(rawValue:)), reason: text("reason"),
+            detail: text("detail").flatMap(CallDetail.init(rawValue:)), reason: text("reason").map(CallEndReason.init(word:)),
             multiparty: flag("multiparty"), initial: flag("initial"), resumed: flag("resumed"),
             firstSeen: firstSeen, connectedAt: time("connected_at"), endedAt: time("ended_at"), missed: flag("missed"))
     }
