@@ -9,9 +9,9 @@ public struct CallSnapshot: Sendable, Equatable {
     /// UUID (v4, lowercase 8-4-4-4-12), new for every call, even on a reused path.
     public var id: String
     public var key: CallKey
-    /// The modem's object path; "" if the call was first seen through a signal that does not
-    /// name the modem (and no later sync named it): `ModemPath.unknown` as the event carries it.
-    public var modem: String
+    /// The modem's object path; `.unknown` if the call was first seen through a signal that does
+    /// not name the modem (and no later sync named it).
+    public var modem: ModemPath
     /// What the modem is, as last learned while the call lived (kept after the modem goes).
     public var modemIdentity: ModemIdentity
     public var direction: CallDirection
@@ -54,7 +54,7 @@ public struct CallSnapshot: Sendable, Equatable {
     public init(
         id: String,
         key: CallKey,
-        modem: String,
+        modem: ModemPath,
         modemIdentity: ModemIdentity = .unknown,
         direction: CallDirection,
         number: String = "",

@@ -220,9 +220,9 @@ public struct CallTracker {
 
     /// A live call first seen through its own signal, whose modem a listing names at last.
     private mutating func nameModem(_ modem: ModemPath, of key: CallKey) {
-        guard modem.isKnown, let current = live[key], !ModemPath(current.snapshot.modem).isKnown else { return }
+        guard modem.isKnown, let current = live[key], !current.snapshot.modem.isKnown else { return }
         let modemIdentity = identity(of: key.backend, modem)
-        live[key]?.snapshot.modem = modem.eventValue
+        live[key]?.snapshot.modem = modem
         live[key]?.snapshot.modemIdentity = modemIdentity
     }
 
@@ -285,7 +285,7 @@ public struct CallTracker {
         outcome.unannounced += announced
             .removeAll { key, entry in key.backend == modem.backend && entry.modem == modem.path }
             .map { ($0.key, $0.value.id) }
-        for key in liveKeysInOrder(where: { $0.key.backend == modem.backend && $0.modem == modem.path }) {
+        for key in liveKeysInOrder(where: { $0.key.backend == modem.backend && $0.modem == path }) {
             outcome.lastEnded = finish(key, reason: .modemRemoved, time: time,
                                        out: &outcome.events)
         }
@@ -296,7 +296,7 @@ public struct CallTracker {
     /// Not news on its own: the modem's calls carry it in their next events.
     private mutating func learnIdentity(_ identity: ModemIdentity, of modem: ModemKey) {
         identities[modem] = identity.isUnknown ? nil : identity
-        for key in live.keys where key.backend == modem.backend && live[key]?.snapshot.modem == modem.path {
+        for key in live.keys where key.backend == modem.backend && live[key]?.snapshot.modem == ModemPath(modem.path) {
             live[key]?.snapshot.modemIdentity = identity
         }
     }
@@ -334,7 +334,7 @@ public struct CallTracker {
             finish(key, reason: .removed, time: time, out: &ending)
             var starting: [TrackerEvent] = []
             let listedModem = ModemPath(modem)
-            start(key, id: nil, modem: listedModem.isKnown ? listedModem : ModemPath(current.snapshot.modem),
+            start(key, id: nil, modem: listedModem.isKnown ? listedModem : current.snapshot.modem,
                   observation, state: state, detail: detail, initial: false, time: time, out: &starting)
             return starting + ending
         }
@@ -343,13 +343,14 @@ public struct CallTracker {
         guard !ended.contains(key) else { return [] }
         var carried = pending.remove(key)?.observation ?? CallObservation()
         carried.merge(observation)
-        ended.insert(key, ModemPath(modem))
-        return reportUnseen(key, modem: modem, carried, time: time)
+        let path = ModemPath(modem)
+        ended.insert(key, path)
+        return reportUnseen(key, modem: path, carried, time: time)
     }
 
     /// A call that came and went while the system slept: one `disconnected` from the state it
     /// must have started in, then `missed` when it was incoming and nothing says it was connected.
-    private mutating func reportUnseen(_ key: CallKey, modem: String, _ observation: CallObservation,
+    private mutating func reportUnseen(_ key: CallKey, modem: ModemPath, _ observation: CallObservation,
                                        time: Double) -> [TrackerEvent] {
         let direction = observation.direction ?? .unknown
         let connected = observation.everConnected == true
@@ -431,7 +432,7 @@ public struct CallTracker {
         let snapshot = CallSnapshot(
             id: earlier?.id ?? id ?? makeID(),
             key: key,
-            modem: modem.eventValue,
+            modem: modem,
             modemIdentity: identity(of: key.backend, modem),
             direction: direction,
             number: number,
@@ -473,7 +474,7 @@ public struct CallTracker {
             call.snapshot = snap
             live[key] = call
             lastEnded = finish(key, reason: snap.reason, time: time, out: &out)
-            ended.insert(key, ModemPath(snap.modem))
+            ended.insert(key, snap.modem)
             return
         case let .live(state, detail)?:
             snap.state = state

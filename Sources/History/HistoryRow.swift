@@ -41,7 +41,7 @@ public struct HistoryRow: Equatable, Sendable {
     init(_ call: CallSnapshot) {
         callID = call.id
         backend = call.key.backend.rawValue
-        modem = call.modem
+        modem = call.modem.eventValue
         path = call.key.path
         state = call.state.rawValue
         direction = call.direction.rawValue

@@ -161,7 +161,7 @@ private struct CallPrint: Equatable {
         direction = call.direction
         number = call.number
         name = call.name
-        modem = call.modem
+        modem = call.modem.eventValue
         multiparty = call.multiparty
         resumed = call.resumed
     }

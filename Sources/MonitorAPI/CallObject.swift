@@ -98,7 +98,7 @@ enum CallObject {
             call, _ in .string(call.key.backend.rawValue)
         },
         Property(name: "Modem", signature: "s", doc: "The modem's object path at its stack, \"\" if unknown (modem).") {
-            call, _ in .string(call.modem)
+            call, _ in .string(call.modem.eventValue)
         },
         Property(name: "ModemId", signature: "s",
                  doc: "The modem's IMEI or equipment id, \"\" if its stack does not say (modem_id).") {

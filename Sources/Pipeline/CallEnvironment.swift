@@ -31,7 +31,7 @@ public enum CallEnvironment {
             ("TELWATCH_CONTACT", contact ?? ""),
             ("TELWATCH_REASON", call.reason?.word ?? ""),
             ("TELWATCH_BACKEND", call.key.backend.rawValue),
-            ("TELWATCH_MODEM", call.modem),
+            ("TELWATCH_MODEM", call.modem.eventValue),
             ("TELWATCH_MODEM_ID", call.modemIdentity.equipmentID),
             ("TELWATCH_MODEM_NUMBER", call.modemIdentity.ownNumber),
             ("TELWATCH_OPERATOR", call.modemIdentity.operatorName),

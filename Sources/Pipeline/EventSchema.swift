@@ -63,7 +63,7 @@ public struct EventSchema {
         writer.add("time", time: time)
         writer.add("call_id", call.id)
         writer.add("backend", call.key.backend.rawValue)
-        writer.add("modem", call.modem)
+        writer.add("modem", call.modem.eventValue)
         writeIdentity(of: call, into: &writer)
         writer.add("path", call.key.path)
         writer.add("state", call.state.rawValue)

@@ -127,7 +127,7 @@ struct StatusReport {
             let since = call.connectedAt ?? call.firstSeen
             output.write("  \(TerminalText.field(String(call.id.prefix(8))))  \(call.state.rawValue) (\(call.detail?.rawValue ?? "-"))  "
                          + "\(CallEventFormat.direction(call.direction))  \(TerminalText.field(call.number))  "
-                         + "\(call.key.backend.rawValue) \(TerminalText.field(CallEventFormat.shortModem(call.modem)))  "
+                         + "\(call.key.backend.rawValue) \(TerminalText.field(CallEventFormat.shortModem(call.modem.eventValue)))  "
                          + "for \(Duration.text(now - since))")
         }
         if let run {

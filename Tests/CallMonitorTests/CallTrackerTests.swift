@@ -57,7 +57,7 @@ final class CallTrackerTests: XCTestCase {
         let first = snapshots(ev)[0]
         XCTAssertEqual(first.direction, .incoming)
         XCTAssertEqual(first.number, "+15551234")
-        XCTAssertEqual(first.modem, mmModem)
+        XCTAssertEqual(first.modem.eventValue, mmModem)
         XCTAssertEqual(first.reason?.word, "incoming-new")
         XCTAssertEqual(first.firstSeen, 100)
         XCTAssertNil(first.connectedAt)
@@ -387,11 +387,11 @@ final class CallTrackerTests: XCTestCase {
         XCTAssertEqual(describe(ev), ["id-5 new->incoming.ringing"])
         let s = snapshots(ev)[0]
         XCTAssertFalse(s.initial)
-        XCTAssertEqual(s.modem, "", "a signal does not name the modem")
+        XCTAssertEqual(s.modem, .unknown, "a signal does not name the modem")
         XCTAssertEqual(s.number, "+3")
         // The CallAdded that follows is an update of that call and fills in the modem.
         XCTAssertEqual(t.apply(.callAppeared(key, modem: ofModem, of("incoming", number: "+3"), initial: false), at: 7), [])
-        XCTAssertEqual(t.call(key)?.modem, ofModem)
+        XCTAssertEqual(t.call(key)?.modem.eventValue, ofModem)
         XCTAssertEqual(t.call(key)?.id, "id-5")
     }
 
@@ -470,7 +470,7 @@ final class CallTrackerTests: XCTestCase {
         let ev = t.apply(.callChanged(key, CallObservation(phase: .live(.incoming, .ringing))), at: 2)
         XCTAssertEqual(describe(ev), ["id-1 new->incoming.ringing", "busy id-1"])
         let s = snapshots(ev)[0]
-        XCTAssertEqual(s.modem, mmModem, "remembered from the appearance")
+        XCTAssertEqual(s.modem.eventValue, mmModem, "remembered from the appearance")
         XCTAssertTrue(s.initial)
         XCTAssertEqual(s.number, "+77")
         XCTAssertEqual(s.direction, .incoming)
@@ -666,7 +666,7 @@ final class CallTrackerTests: XCTestCase {
                          at: -.infinity)
         XCTAssertEqual(snapshots(ev)[0].number, huge)
         XCTAssertEqual(snapshots(ev)[0].name, huge)
-        XCTAssertEqual(snapshots(ev)[0].modem, huge)
+        XCTAssertEqual(snapshots(ev)[0].modem.eventValue, huge)
         XCTAssertEqual(snapshots(ev)[0].key.path, path)
         ev = t.apply(.callChanged(key, CallObservation(phase: .unknown(huge), reason: huge)), at: .nan)
         XCTAssertEqual(ev, [])

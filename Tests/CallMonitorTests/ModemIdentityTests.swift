@@ -63,7 +63,7 @@ final class ModemIdentityTests: MonitorTestCase {
         XCTAssertNotEqual(second, first)
         _ = try mockPath(.modemManager, "Ring", try ObjectPath(second), "+15559876")
         expect(["B new -> incoming.ringing incoming '+15559876' reason=incoming-new", "busy B"])
-        XCTAssertEqual(self.call("B")?.modem, second)
+        XCTAssertEqual(self.call("B")?.modem.eventValue, second)
         XCTAssertEqual(self.call("B")?.modemIdentity, mmIdentity(1))
     }
 

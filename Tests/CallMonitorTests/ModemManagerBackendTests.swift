@@ -61,7 +61,7 @@ final class ModemManagerBackendTests: MonitorTestCase {
         let ringing = try XCTUnwrap(self.call("A"))
         XCTAssertTrue(CallID.isWellFormed(ringing.id))
         XCTAssertEqual(ringing.key, CallKey(backend: .modemManager, path: call))
-        XCTAssertEqual(ringing.modem, modem0)
+        XCTAssertEqual(ringing.modem.eventValue, modem0)
         XCTAssertFalse(ringing.initial)
 
         try callMethod(.modemManager, call, callInterface, "Accept")
@@ -182,7 +182,7 @@ final class ModemManagerBackendTests: MonitorTestCase {
         expect(["A new -> connected.held outgoing '+15559999' reason=outgoing-started initial", "busy A",
                 "B new -> connected.active incoming '+15551234' reason=accepted initial"])
         XCTAssertTrue(notices.contains(.synced(.modemManager, modems: 1, calls: 3)))
-        XCTAssertEqual(call("A")?.modem, modem0)
+        XCTAssertEqual(call("A")?.modem.eventValue, modem0)
 
         // A resync finds the same calls: same ids, no events.
         let mark = notices.count
@@ -310,7 +310,7 @@ final class ModemManagerBackendTests: MonitorTestCase {
         let modem = try mockPath(.modemManager, "AddModem", "hotplug")
         let call = try ring("+15551234", on: modem)
         expect(["A new -> incoming.ringing incoming '+15551234' reason=incoming-new", "busy A"])
-        XCTAssertEqual(self.call("A")?.modem, modem)
+        XCTAssertEqual(self.call("A")?.modem.eventValue, modem)
         XCTAssertEqual(self.call("A")?.key.path, call)
 
         try mock(.modemManager, "RemoveModem", try ObjectPath(modem))
@@ -334,7 +334,7 @@ final class ModemManagerBackendTests: MonitorTestCase {
         try emitStateChanged(owner, path, .ringingIn, .active, .accepted)
         expect(["A new -> incoming.ringing incoming ''", "busy A",
                 "A incoming -> connected.active incoming '' reason=accepted"])
-        XCTAssertEqual(call("A")?.modem, "")
+        XCTAssertEqual(call("A")?.modem, .unknown)
         XCTAssertTrue(notices.contains {
             if case .callUnreadable(.modemManager, let why) = $0 { return why.contains("cannot read call \(path)") }
             return false

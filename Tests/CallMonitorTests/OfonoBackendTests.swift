@@ -36,7 +36,7 @@ final class OfonoBackendTests: MonitorTestCase {
         XCTAssertEqual(notices.last, .synced(.ofono, modems: 1, calls: 0))
         let call = try ring("+15551234")
         expect(["A new -> incoming.ringing incoming '+15551234'", "busy A"])
-        XCTAssertEqual(self.call("A")?.modem, modem)
+        XCTAssertEqual(self.call("A")?.modem.eventValue, modem)
         XCTAssertEqual(self.call("A")?.key, CallKey(backend: .ofono, path: call))
 
         try callMethod(.ofono, call, callInterface, "Answer")
@@ -120,7 +120,7 @@ final class OfonoBackendTests: MonitorTestCase {
         expect(["A new -> connected.active unknown '+15551234' initial", "busy A",
                 "B new -> connected.held unknown '+15559999' name='Bob' initial"])
         XCTAssertTrue(notices.contains(.synced(.ofono, modems: 1, calls: 2)))
-        XCTAssertEqual(call("B")?.modem, modem)
+        XCTAssertEqual(call("B")?.modem.eventValue, modem)
 
         let mark = notices.count
         monitor.resync()
@@ -258,12 +258,12 @@ final class OfonoBackendTests: MonitorTestCase {
         // CallAdded carries everything, and names the modem by its own path.
         let call = try ring("+15551234")
         expect(["A new -> incoming.ringing incoming '+15551234'", "busy A"])
-        XCTAssertEqual(self.call("A")?.modem, modem)
+        XCTAssertEqual(self.call("A")?.modem.eventValue, modem)
 
         // The call that was there before is seen at its first change, with no modem yet.
         try setState("/phonesim/voicecall01", "held")
         expect(["B new -> connected.held unknown ''"])
-        XCTAssertEqual(self.call("B")?.modem, "")
+        XCTAssertEqual(self.call("B")?.modem, .unknown)
 
         // Still refused: not said again.
         monitor.resync()
@@ -277,7 +277,7 @@ final class OfonoBackendTests: MonitorTestCase {
         monitor.resync()
         waitForNotice("the sync", after: mark) { $0 == .synced(.ofono, modems: 1, calls: 2) }
         expect(["B updated unknown '+15550001' resumed"])
-        XCTAssertEqual(monitor.liveCalls.first { $0.key.path == "/phonesim/voicecall01" }?.modem, modem)
+        XCTAssertEqual(monitor.liveCalls.first { $0.key.path == "/phonesim/voicecall01" }?.modem.eventValue, modem)
 
         try remoteHangup(call, "remote")
         expect(["A incoming -> disconnected incoming '+15551234' reason=remote", "A missed"])
@@ -289,7 +289,7 @@ final class OfonoBackendTests: MonitorTestCase {
         let second = try mockPath(.ofono, "AddModem", "second")
         let call = try ring("+15551234", on: second)
         expect(["A new -> incoming.ringing incoming '+15551234'", "busy A"])
-        XCTAssertEqual(self.call("A")?.modem, second)
+        XCTAssertEqual(self.call("A")?.modem.eventValue, second)
         XCTAssertEqual(self.call("A")?.key.path, call)
 
         // Powering off drops the calls and the VoiceCallManager without CallRemoved.

@@ -86,7 +86,7 @@ final class ResumeReconciliationTests: XCTestCase {
         let call = try XCTUnwrap(events[0].call)
         XCTAssertEqual(call.number, "+15559876")
         XCTAssertEqual(call.direction, .incoming)
-        XCTAssertEqual(call.modem, mmModem)
+        XCTAssertEqual(call.modem.eventValue, mmModem)
         XCTAssertFalse(call.initial)
         XCTAssertTrue(call.lifeUnseen)
         XCTAssertNil(call.connectedAt)
@@ -134,7 +134,7 @@ final class ResumeReconciliationTests: XCTestCase {
     }
 
     func testAnotherCallIsToldByStateDirectionOrNumber() {
-        let connected = CallSnapshot(id: "a", key: ofKey(1), modem: ofModem, direction: .incoming, number: "+1555",
+        let connected = CallSnapshot(id: "a", key: ofKey(1), modem: ModemPath(ofModem), direction: .incoming, number: "+1555",
                                      state: .connected, detail: .active, firstSeen: 0, connectedAt: 1)
         func another(_ observation: CallObservation) -> Bool {
             guard case let .live(state, _)? = observation.phase else { return false }

@@ -81,7 +81,7 @@ final class JSONSchemaTests: XCTestCase {
                       reason: String? = "incoming-new", connectedAt: Double? = nil, endedAt: Double? = nil,
                       missed: Bool = false, resumed: Bool = false, firstSeen: Double? = nil,
                       identity: ModemIdentity? = nil) -> CallSnapshot {
-        CallSnapshot(id: callID, key: mmKey(0), modem: mmModem, modemIdentity: identity ?? self.identity,
+        CallSnapshot(id: callID, key: mmKey(0), modem: ModemPath(mmModem), modemIdentity: identity ?? self.identity,
                      direction: direction, number: number, name: "",
                      state: state, detail: detail, reason: reason.map(CallEndReason.init(word:)), resumed: resumed, firstSeen: firstSeen ?? now,
                      connectedAt: connectedAt, endedAt: endedAt, missed: missed)

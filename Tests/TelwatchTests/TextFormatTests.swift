@@ -17,7 +17,7 @@ final class TextFormatTests: UTCTestCase {
                       multiparty: Bool = false, initial: Bool = false, resumed: Bool = false,
                       firstSeen: Double? = nil, connectedAt: Double? = nil, endedAt: Double? = nil,
                       missed: Bool = false) -> CallSnapshot {
-        CallSnapshot(id: callID, key: key, modem: modem, direction: direction, number: number, name: name,
+        CallSnapshot(id: callID, key: key, modem: ModemPath(modem), direction: direction, number: number, name: name,
                      state: state, detail: detail, reason: reason.map(CallEndReason.init(word:)), multiparty: multiparty, initial: initial,
                      resumed: resumed, firstSeen: firstSeen ?? now, connectedAt: connectedAt, endedAt: endedAt,
                      missed: missed)

@@ -18,7 +18,7 @@ struct CallEventFormat {
             TerminalText.field(schema.number(call.number)).padded(to: 16),
             // The id and the modem are telwatch's and the stack's own, but `events` reads them
             // from the bus as text: escaped like the rest.
-            call.key.backend.rawValue + " " + TerminalText.field(CallEventFormat.shortModem(call.modem)),
+            call.key.backend.rawValue + " " + TerminalText.field(CallEventFormat.shortModem(call.modem.eventValue)),
         ]
         if let contact { fields.append("contact=" + TerminalText.field(contact)) }
         if !call.name.isEmpty { fields.append("name=" + TerminalText.field(call.name)) }

@@ -74,7 +74,7 @@ struct RemoteEvent {
               let state = text("state").flatMap(CallState.init(rawValue:)), let firstSeen = time("first_seen")
         else { return nil }
         return CallSnapshot(
-            id: id, key: CallKey(backend: backend, path: text("path") ?? ""), modem: text("modem") ?? "",
+            id: id, key: CallKey(backend: backend, path: text("path") ?? ""), modem: ModemPath(text("modem") ?? ""),
             modemIdentity: ModemIdentity(equipmentID: text("modem_id") ?? "", ownNumber: text("modem_number") ?? "",
                                          operatorName: text("operator") ?? ""),
             direction: text("direction").flatMap(CallDirection.init(rawValue:)) ?? .unknown,

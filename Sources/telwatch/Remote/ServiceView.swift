@@ -70,7 +70,7 @@ struct ServiceView {
               let firstSeen = properties["FirstSeen"]?.value.uint64 else { return nil }
         let connectedAt = properties["ConnectedAt"]?.value.uint64 ?? 0
         return CallSnapshot(
-            id: text("Id"), key: CallKey(backend: backend, path: text("StackPath")), modem: text("Modem"),
+            id: text("Id"), key: CallKey(backend: backend, path: text("StackPath")), modem: ModemPath(text("Modem")),
             modemIdentity: ModemIdentity(equipmentID: text("ModemId"), ownNumber: text("ModemNumber"),
                                          operatorName: text("Operator")),
             direction: CallDirection(rawValue: text("Direction")) ?? .unknown, number: text("Number"),
