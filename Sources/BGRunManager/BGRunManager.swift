@@ -8,10 +8,10 @@ import Processes
 /// holders are opaque strings. The first holder to join starts a run, the last to leave ends it;
 /// leaving twice, or leaving a holder that never joined, changes nothing.
 ///
-/// Run hooks (`run-started`, `run-stopped`, `run-expired`) run under the ordering key `run`,
+/// Run hooks (`run-started`, `run-stopped`, `run-expired`) run under an ordering key of their own,
 /// with `TELWATCH_RUN_*` variables. Everything happens on the loop's thread.
 public final class BGRunManager {
-    public static let hookKey = "run"
+    public static let hookKey = HookKey(BGRunManager.self)
 
     public let configuration: RunConfiguration
     /// The live run, if any.

@@ -51,6 +51,9 @@ public final class CallHookSink: EventSink {
         }
     }
 
+    /// A call's hooks wait in a line of their own, apart from every other call's and the run's.
+    public static func hookKey(of callID: String) -> HookKey { HookKey(CallHookSink.self, callID) }
+
     /// No call hook starts after this; `done` runs once every hook has finished. The run
     /// manager, finished before this sink, already waited for them within its bound.
     public func finish(then done: @escaping () -> Void) {
@@ -60,7 +63,7 @@ public final class CallHookSink: EventSink {
 
     private func run(_ event: CallHookEvent, _ call: CallSnapshot, previous: CallState?, liveCalls: Int,
                      contact: String?, extra: [(name: String, value: String)] = []) {
-        hooks.run(event: event.rawValue, key: call.id, variables: CallEnvironment.variables(
+        hooks.run(event: event.rawValue, key: CallHookSink.hookKey(of: call.id), variables: CallEnvironment.variables(
             of: call, previous: previous, liveCalls: liveCalls, runID: session?.runID(heldBy: call.id),
             contact: contact) + extra)
     }

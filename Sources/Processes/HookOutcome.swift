@@ -28,8 +28,8 @@ public enum HookResult: Equatable, Sendable, CustomStringConvertible {
 
 public struct HookOutcome: Sendable {
     public var event: String
-    /// The ordering key it ran under (a call id, or "run").
-    public var key: String
+    /// The ordering key it ran under (a call's, or the run's).
+    public var key: HookKey
     public var command: [String]
     public var pid: Int32?
     /// Wall-clock start and how long it ran.

@@ -16,7 +16,7 @@ public final class HookRunner {
 
     private struct Invocation {
         var event: String
-        var key: String
+        var key: HookKey
         var command: [String]
         var environment: [String]
     }
@@ -38,10 +38,10 @@ public final class HookRunner {
     }
 
     private let loop: EventLoop
-    private var queues: [String: [Invocation]] = [:]
-    private var running: [String: Running] = [:]
+    private var queues: [HookKey: [Invocation]] = [:]
+    private var running: [HookKey: Running] = [:]
     /// Keys with a hook ready to start, waiting for a slot, oldest first; each key once.
-    private var readyKeys: [String] = []
+    private var readyKeys: [HookKey] = []
     private var idleWaiters: [() -> Void] = []
     /// Hooks waiting in `queues`.
     public private(set) var queuedCount = 0
@@ -101,7 +101,7 @@ public final class HookRunner {
     /// Queues every hook of `event` under `key`, with `TELWATCH_EVENT` and `variables` as its
     /// environment. Returns how many hooks were queued.
     @discardableResult
-    public func run(event: String, key: String, variables: [(name: String, value: String)]) -> Int {
+    public func run(event: String, key: HookKey, variables: [(name: String, value: String)]) -> Int {
         let commands = hooks(for: event)
         guard !commands.isEmpty else { return 0 }
         let environment = ChildEnvironment.make(
@@ -148,7 +148,7 @@ public final class HookRunner {
     }
 
     /// Puts `key` in line for a slot if its next hook can start once there is one.
-    private func makeReady(_ key: String) {
+    private func makeReady(_ key: HookKey) {
         guard running[key] == nil, queues[key] != nil, !readyKeys.contains(key) else { return }
         readyKeys.append(key)
     }
@@ -196,7 +196,7 @@ public final class HookRunner {
         }
     }
 
-    private func finished(_ key: String, _ status: ChildExit) {
+    private func finished(_ key: HookKey, _ status: ChildExit) {
         guard let hook = running.removeValue(forKey: key) else { return }
         hook.timeoutTimer = nil
         let result: HookResult

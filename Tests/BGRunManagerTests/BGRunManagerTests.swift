@@ -2,6 +2,7 @@ import BGRunManager
 import DBus
 import Glibc
 import Loop
+import Processes
 import TestSupport
 import XCTest
 
@@ -74,7 +75,7 @@ final class BGRunManagerTests: RunTestCase {
         let target = try XCTUnwrap(Files.descriptorTarget(fd))
         XCTAssertTrue(target.hasPrefix("pipe:["), "dbusmock's lock is a pipe: \(target)")
 
-        XCTAssertEqual(hooks.run(event: "probe", key: "k", variables: []), 1)
+        XCTAssertEqual(hooks.run(event: "probe", key: HookKey(BGRunManagerTests.self), variables: []), 1)
         waitForOutcomes(1)
         XCTAssertEqual(outcomes.first?.result, .exited(0))
         for file in ["hook-fds", "child-fds"] {
@@ -415,7 +416,7 @@ final class BGRunManagerTests: RunTestCase {
         XCTAssertEqual(hooks.hooks(for: "dialing"), [])
         XCTAssertEqual(hooks.hooks(for: "../hooks/incoming"), [], "an event name never climbs out of the directory")
 
-        XCTAssertEqual(hooks.run(event: "incoming", key: "call", variables: []), 5)
+        XCTAssertEqual(hooks.run(event: "incoming", key: HookKey(BGRunManagerTests.self), variables: []), 5)
         waitForOutcomes(5)
         XCTAssertEqual(outcomes.map(\.result).prefix(4), [.exited(0), .exited(4), .exited(0), .exited(0)])
         guard case .failedToStart = outcomes[4].result else { return XCTFail("\(outcomes[4].result)") }

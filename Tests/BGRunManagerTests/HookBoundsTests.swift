@@ -18,6 +18,8 @@ final class HookBoundsTests: RunTestCase {
         return runner
     }
 
+    private func key(_ name: String) -> HookKey { HookKey(HookBoundsTests.self, name) }
+
     private var seen: [HookOutcome] = []
     private func record(_ outcome: HookOutcome) { seen.append(outcome) }
 
@@ -35,9 +37,9 @@ final class HookBoundsTests: RunTestCase {
         try Files.script(hookDirectory + "/updated", "env -0 > '\(directory)/updated.env'")
         let runner = makeRunner(directory: hookDirectory, timeout: 0.4, coalesced: ["updated"])
 
-        XCTAssertEqual(runner.run(event: "incoming", key: "call", variables: []), 1)
+        XCTAssertEqual(runner.run(event: "incoming", key: key("call"), variables: []), 1)
         for sequence in 1...30_000 {
-            runner.run(event: "updated", key: "call", variables: [("TELWATCH_SEQUENCE", String(sequence))])
+            runner.run(event: "updated", key: key("call"), variables: [("TELWATCH_SEQUENCE", String(sequence))])
         }
         XCTAssertEqual(runner.queuedCount, 1, "one update waits, not thirty thousand")
         XCTAssertEqual(runner.coalescedCount, 29_999)
@@ -57,15 +59,30 @@ final class HookBoundsTests: RunTestCase {
         try Files.script(hookDirectory + "/incoming", "exec sleep 30")
         let runner = makeRunner(directory: hookDirectory, timeout: 0.3, maxRunning: 3)
 
-        for call in 0..<10 { runner.run(event: "incoming", key: "call-\(call)", variables: []) }
+        for call in 0..<10 { runner.run(event: "incoming", key: key("call-\(call)"), variables: []) }
         XCTAssertEqual(runner.runningCount, 3)
         XCTAssertEqual(runner.queuedCount, 7)
 
         waitForSeen(10)
         XCTAssertEqual(runner.peakRunning, 3, "never more than the cap at once")
-        XCTAssertEqual(Set(seen.map(\.key)).count, 10, "every call's hook ran")
+        XCTAssertEqual(Set(seen.map(\.key.name)).count, 10, "every call's hook ran")
         XCTAssertTrue(seen.allSatisfy { $0.result == .timedOut(.signaled(SIGTERM)) }, "\(seen.map(\.result))")
         XCTAssertFalse(seen.compactMap(\.pid).contains { ProcessTable.isAlive($0) })
+    }
+
+    func testTwoOwnersHooksUnderTheSameNameRunSideBySide() throws {
+        try startHarness(logind: false)
+        let hookDirectory = directory + "/hooks"
+        try Files.makeDirectory(hookDirectory)
+        try Files.script(hookDirectory + "/incoming", "exec sleep 30")
+        let runner = makeRunner(directory: hookDirectory, timeout: 0.3)
+
+        runner.run(event: "incoming", key: HookKey(HookBoundsTests.self, "run"), variables: [])
+        runner.run(event: "incoming", key: BGRunManager.hookKey, variables: [])
+        XCTAssertEqual(runner.runningCount, 2, "a call named like the run does not wait behind the run's hooks")
+        XCTAssertEqual(runner.queuedCount, 0)
+        waitForSeen(2)
+        XCTAssertEqual(Set(seen.map(\.key)), [HookKey(HookBoundsTests.self, "run"), BGRunManager.hookKey])
     }
 
     func testPastTheQueueBoundANewHookIsDroppedAndSaidSo() throws {
@@ -75,14 +92,14 @@ final class HookBoundsTests: RunTestCase {
         try Files.script(hookDirectory + "/incoming", "exec sleep 30")
         let runner = makeRunner(directory: hookDirectory, timeout: 0.3, maxRunning: 1, maxQueued: 2)
 
-        for call in 0..<5 { runner.run(event: "incoming", key: "call-\(call)", variables: []) }
+        for call in 0..<5 { runner.run(event: "incoming", key: key("call-\(call)"), variables: []) }
         XCTAssertEqual(runner.runningCount, 1)
         XCTAssertEqual(runner.queuedCount, 2)
         XCTAssertEqual(seen.map(\.result), [.dropped(waiting: 2), .dropped(waiting: 2)], "two dropped, at once")
-        XCTAssertEqual(seen.map(\.key), ["call-3", "call-4"])
+        XCTAssertEqual(seen.map(\.key.name), ["call-3", "call-4"])
 
         waitForSeen(5)
-        XCTAssertEqual(seen.dropFirst(2).map(\.key), ["call-0", "call-1", "call-2"], "the rest ran in order")
+        XCTAssertEqual(seen.dropFirst(2).map(\.key.name), ["call-0", "call-1", "call-2"], "the rest ran in order")
     }
 
     func testTheDefaultCapLeavesDescriptorsForTheLockTheRecordAndTheBus() {

@@ -162,7 +162,7 @@ final class TelManagerTests: XCTestCase {
         feed(.callChanged(mmKey(1), hungUp("refused-or-busy")))
         waitFor("seven hooks") { self.outcomes.count >= 7 }
         XCTAssertEqual(outcomes.filter { !$0.result.isSuccess }.count, 0, "\(outcomes.map(\.result))")
-        XCTAssertEqual(outcomes.filter { $0.key == answeredID }.map(\.event),
+        XCTAssertEqual(outcomes.filter { $0.key.name == answeredID }.map(\.event),
                        ["incoming", "updated", "connected", "disconnected"], "one call's hooks run in order")
 
         func environment(_ event: String, _ id: String) throws -> [String: String] {
@@ -257,7 +257,7 @@ final class TelManagerTests: XCTestCase {
         // checked is the order of things, not how fast they are.
         let timeout = 3.0
         try makeLink(hookDirectory: hookDirectory, hookTimeout: timeout, killGrace: 0.5)
-        let hungHookDone = { self.outcomes.contains { $0.key == self.tracker.call(mmKey(0))?.id } }
+        let hungHookDone = { self.outcomes.contains { $0.key.name == self.tracker.call(mmKey(0))?.id } }
 
         XCTAssertLessThan(feed(.callAppeared(mmKey(0), modem: mmModem, ringing("+1hang"), initial: false)), timeout / 2)
         let hanging = try callID(mmKey(0))
@@ -267,13 +267,13 @@ final class TelManagerTests: XCTestCase {
         waitForLock()
         XCTAssertFalse(hungHookDone(), "the run started while the hook hung")
 
-        waitFor("the other call's hook") { self.outcomes.contains { $0.key == other } }
+        waitFor("the other call's hook") { self.outcomes.contains { $0.key.name == other } }
         XCTAssertFalse(hungHookDone(), "another call's hook ran while one hung")
 
         waitFor("the hung hook and the one queued behind it", timeout: timeout + 10) {
-            self.outcomes.filter { $0.key == hanging }.count >= 2
+            self.outcomes.filter { $0.key.name == hanging }.count >= 2
         }
-        let ofHanging = outcomes.enumerated().filter { $0.element.key == hanging }
+        let ofHanging = outcomes.enumerated().filter { $0.element.key.name == hanging }
         XCTAssertEqual(ofHanging.map(\.element.event), ["incoming", "connected"])
         let hung = ofHanging[0].element
         XCTAssertEqual(hung.result, .timedOut(.signaled(SIGTERM)))
@@ -327,7 +327,7 @@ final class TelManagerTests: XCTestCase {
         waitFor("five hooks") { self.outcomes.count >= 5 }
         XCTAssertEqual(outcomes.filter { !$0.result.isSuccess }.count, 0, "\(outcomes.map(\.result))")
 
-        let missedID = try XCTUnwrap(outcomes.first { $0.event == "missed" && $0.key != ringingID }?.key)
+        let missedID = try XCTUnwrap(outcomes.first { $0.event == "missed" && $0.key.name != ringingID }?.key.name)
         let ended = try XCTUnwrap(Files.environmentDump("\(directory)/disconnected.\(missedID).env"))
         XCTAssertEqual(ended["TELWATCH_RESUMED"], "true")
         XCTAssertEqual(ended["TELWATCH_MISSED"], "true")
