@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "MonitorAPI", dependencies: ["Pipeline", "CallMonitor", "BGRunManager", "DBus", "Loop"]),
         .target(name: "PhoneActions", dependencies: ["Contacts", "Pipeline", "CallMonitor", "DBus", "Loop"]),
         .target(name: "MQTTExport",
-                dependencies: ["CMosquitto", "SQLite", "CSQLite", "Contacts", "Pipeline", "CallMonitor", "BGRunManager", "Loop"]),
+                dependencies: ["CMosquitto", "SQLite", "CSQLite", "Pipeline", "CallMonitor", "BGRunManager", "Loop"]),
         .target(name: "Simulator", dependencies: ["CallMonitor", "DBus", "Loop"]),
         .executableTarget(name: "telwatch",
                           dependencies: ["Simulator", "MQTTExport", "History", "MonitorAPI", "PhoneActions", "Pipeline",

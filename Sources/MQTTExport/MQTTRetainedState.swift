@@ -1,6 +1,5 @@
 import BGRunManager
 import CallMonitor
-import Contacts
 import Pipeline
 
 /// What the retained topics say now, kept up to date from the events. The calls' lines are
@@ -29,13 +28,9 @@ struct MQTTRetainedState {
     /// Whether the last `note` changed a retained topic.
     private(set) var changed = false
 
-    /// `--contacts`: the last callers' names are looked up as the state is published.
-    let contacts: ContactDirectory?
-
-    init(topics: MQTTTopics, schema: EventSchema, contacts: ContactDirectory?) {
+    init(topics: MQTTTopics, schema: EventSchema) {
         self.topics = topics
         self.schema = schema
-        self.contacts = contacts
     }
 
     mutating func note(_ delivery: Delivery) {
@@ -99,7 +94,7 @@ struct MQTTRetainedState {
         case .missed(let snapshot):
             guard !rejected.contains(snapshot.id) else { return }
             memory.missedNumber = snapshot.number
-            memory.missedName = snapshot.name.isEmpty ? nil : snapshot.name
+            memory.missedName = MQTTRetainedState.name(of: snapshot, contact: contact)
             outcomes.append((.missed, snapshot, contact))
             changed = true
             return
@@ -119,7 +114,7 @@ struct MQTTRetainedState {
         }
         if call.direction == .incoming, call.state == .incoming {
             memory.callerNumber = call.number
-            memory.callerName = call.name.isEmpty ? nil : call.name
+            memory.callerName = MQTTRetainedState.name(of: call, contact: contact)
             memory.ringingID = call.id
         } else if memory.ringingID == call.id {
             memory.ringingID = nil
@@ -128,6 +123,12 @@ struct MQTTRetainedState {
         let live = calls.count + (index == nil ? 1 : 0)
         guard schema.write(event, time: time, liveCalls: live, contact: contact, into: &object) else { return }
         if let index { calls[index] = (call, object.line) } else { calls.append((call, object.line)) }
+    }
+
+    /// The user's own name for the caller (`--contacts`, as the event's delivery looked it up)
+    /// before the network's.
+    private static func name(of call: CallSnapshot, contact: String?) -> String? {
+        contact ?? (call.name.isEmpty ? nil : call.name)
     }
 
     /// Every stack has been read: a call that rang in when telwatch last stopped and is not live
@@ -195,11 +196,9 @@ struct MQTTRetainedState {
         // A redacted host does not publish its callers at all: last digits say too much in a home.
         if !schema.redactNumbers {
             stateObject.add("last_caller", memory.callerNumber.map(schema.number))
-            // The user's own name for the number (`--contacts`) before the network's.
-            stateObject.add("last_caller_name", memory.callerNumber.flatMap { contacts?.name(for: $0) ?? memory.callerName })
+            stateObject.add("last_caller_name", memory.callerName)
             stateObject.add("last_missed_caller", memory.missedNumber.map(schema.number))
-            stateObject.add("last_missed_caller_name",
-                            memory.missedNumber.flatMap { contacts?.name(for: $0) ?? memory.missedName })
+            stateObject.add("last_missed_caller_name", memory.missedName)
         }
         stateObject.add("last_call_direction", memory.lastDirection?.rawValue)
         stateObject.add("last_call_ended", time: memory.lastEnded)

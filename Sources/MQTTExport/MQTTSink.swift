@@ -1,5 +1,4 @@
 import CallMonitor
-import Contacts
 import Loop
 import Pipeline
 
@@ -106,11 +105,10 @@ public final class MQTTSink: EventSink, LoopHook {
                + "the retained state goes without them until it does")
     }
 
-    /// `stateDirectory` holds the outbox; nil keeps it in memory only. `contacts` names the last
-    /// callers of the retained state. `countsBlockedCalls`: call screening is on (the retained
+    /// `stateDirectory` holds the outbox; nil keeps it in memory only. `countsBlockedCalls`: call screening is on (the retained
     /// state counts the calls it blocked today); `countsMissedCalls`: a call history answers the
     /// session's `missedUnseen()`.
-    public init(settings: MQTTSettings, schema: EventSchema, contacts: ContactDirectory? = nil, loop: EventLoop,
+    public init(settings: MQTTSettings, schema: EventSchema, loop: EventLoop,
                 stateDirectory: String?, countsBlockedCalls: Bool = false, countsMissedCalls: Bool = false,
                 session: SinkSession? = nil, report: @escaping (String) -> Void) {
         self.settings = settings
@@ -120,7 +118,7 @@ public final class MQTTSink: EventSink, LoopHook {
         self.report = report
         self.loop = loop
         let topics = MQTTTopics(root: settings.topic, discoveryPrefix: settings.discoveryPrefix)
-        state = MQTTRetainedState(topics: topics, schema: schema, contacts: contacts)
+        state = MQTTRetainedState(topics: topics, schema: schema)
         state.countsBlockedCalls = countsBlockedCalls
         var opened: MQTTOutbox?
         do {

@@ -90,7 +90,7 @@ enum WatchSinks {
         // disk writes come after the turn's messages are out.
         SinkRow("MQTTSink", phase: .publish) { parts in
             try parts.options.mqtt.settings().map {
-                MQTTSink(settings: $0, schema: parts.options.schema, contacts: parts.contacts, loop: parts.loop,
+                MQTTSink(settings: $0, schema: parts.options.schema, loop: parts.loop,
                          stateDirectory: parts.stateDirectory, countsBlockedCalls: parts.options.screeningFile != nil,
                          countsMissedCalls: parts.options.history, session: parts.session, report: { warn($0) })
             }
