@@ -119,12 +119,13 @@ public final class BGRunManager {
     // MARK: Holders
 
     /// Adds a holder, starting a run if none lives; a holder already in renews the lease.
-    /// Returns whether the holder is new. Ignored once shutdown began.
+    /// Returns whether the holder is new. Ignored once shutdown began. `time`: when the holder
+    /// came (its event's own time), a run it starts starts then.
     @discardableResult
-    public func join(_ holder: String, reason: String) -> Bool {
+    public func join(_ holder: String, reason: String, at time: Double = wallClockNow()) -> Bool {
         guard !isShuttingDown else { return false }
         guard run != nil else {
-            startRun(holder: holder, reason: reason)
+            startRun(holder: holder, reason: reason, at: time)
             return true
         }
         let isNew = holders.insert(holder).inserted
@@ -133,11 +134,12 @@ public final class BGRunManager {
         return isNew
     }
 
-    /// Removes a holder; the run ends (reason `idle`) when it was the last. Returns whether it held the run.
+    /// Removes a holder; the run ends (reason `idle`) when it was the last, at `time` (the
+    /// holder's last event's own time). Returns whether it held the run.
     @discardableResult
-    public func leave(_ holder: String) -> Bool {
+    public func leave(_ holder: String, at time: Double = wallClockNow()) -> Bool {
         guard run != nil, holders.remove(holder) != nil else { return false }
-        if holders.isEmpty { endRun(reason: .idle) } else { recordChanged() }
+        if holders.isEmpty { endRun(reason: .idle, at: time) } else { recordChanged() }
         return true
     }
 
@@ -209,8 +211,8 @@ public final class BGRunManager {
 
     // MARK: Runs
 
-    private func startRun(holder: String, reason: String) {
-        let info = RunInfo(id: BGRunManager.newRunID(), reason: reason, firstHolder: holder, startedAt: wallClockNow())
+    private func startRun(holder: String, reason: String, at time: Double) {
+        let info = RunInfo(id: BGRunManager.newRunID(), reason: reason, firstHolder: holder, startedAt: time)
         run = info
         holders = [holder]
         startedMonotonic = monotonicNow()
@@ -218,8 +220,8 @@ public final class BGRunManager {
         stateErrorReported = false
         lockState = configuration.lock == nil ? .off : .pending
         if let wakelock = configuration.wakelock, wakelock.isAvailable { heldWakelock = wakelock }
-        emit(.started(info))
-        runHooks(.started, info, reason: reason, duration: nil)
+        emit(.started(info), at: time)
+        runHooks(.started, info, reason: reason, duration: nil, at: time)
         armLease()
         // The lock request goes out first: recording the run is file I/O, and a ring is waiting.
         takeLock()
@@ -229,7 +231,7 @@ public final class BGRunManager {
         armHeartbeat(info)
     }
 
-    private func endRun(reason: RunEndReason) {
+    private func endRun(reason: RunEndReason, at time: Double = wallClockNow()) {
         guard let info = run else { return }
         let duration = monotonicNow() - startedMonotonic
         run = nil
@@ -249,16 +251,17 @@ public final class BGRunManager {
             }
         }
         recordChanged()
-        emit(.stopped(info, reason: reason, duration: duration))
-        runHooks(.stopped, info, reason: reason.rawValue, duration: duration)
+        emit(.stopped(info, reason: reason, duration: duration), at: time)
+        runHooks(.stopped, info, reason: reason.rawValue, duration: duration, at: time)
     }
 
     private func expire() {
         guard let info = run else { return }
         let duration = monotonicNow() - startedMonotonic
-        emit(.expired(info, duration: duration))
-        runHooks(.expired, info, reason: RunEndReason.expired.rawValue, duration: duration)
-        endRun(reason: .expired)
+        let now = wallClockNow()
+        emit(.expired(info, duration: duration), at: now)
+        runHooks(.expired, info, reason: RunEndReason.expired.rawValue, duration: duration, at: now)
+        endRun(reason: .expired, at: now)
     }
 
     private func armLease() {
@@ -488,13 +491,15 @@ public final class BGRunManager {
 
     // MARK: Output
 
-    private func emit(_ kind: RunEvent.Kind) {
-        onEvent(RunEvent(time: wallClockNow(), kind: kind))
+    /// `time`: the moment the event tells of, when its cause already carries one (a run started
+    /// by a ring starts at the ring's time); the clock is read only for an event without one.
+    private func emit(_ kind: RunEvent.Kind, at time: Double = wallClockNow()) {
+        onEvent(RunEvent(time: time, kind: kind))
     }
 
     /// `TELWATCH_RUN_REASON` is why the run started for `run-started`, why it ended otherwise.
     private func runHooks(_ event: RunHookEvent, _ info: RunInfo, reason: String, duration: Double?, lock: LockState? = nil,
-                          extra: [(name: String, value: String)] = []) {
+                          extra: [(name: String, value: String)] = [], at time: Double = wallClockNow()) {
         guard let hooks else { return }
         let variables: [(name: String, value: String)] = [
             ("TELWATCH_RUN_ID", info.id),
@@ -505,7 +510,7 @@ public final class BGRunManager {
             ("TELWATCH_RUN_STARTED", formatSeconds(info.startedAt)),
             ("TELWATCH_RUN_DURATION", duration.map(formatSeconds) ?? ""),
             ("TELWATCH_LOCK", (lock ?? lockState).rawValue),
-            ("TELWATCH_TIME", formatSeconds(wallClockNow())),
+            ("TELWATCH_TIME", formatSeconds(time)),
         ] + extra
         hooks.run(event: event.rawValue, key: BGRunManager.hookKey, variables: variables)
     }

@@ -169,7 +169,7 @@ public final class MQTTSink: EventSink, LoopHook {
         for var object in delivery.records {
             let seq = outbox.takeSeq()
             object.add("seq", seq)
-            store(seq: seq, payload: object.line)
+            store(seq: seq, time: event.time, payload: object.line)
         }
     }
 
@@ -291,11 +291,12 @@ public final class MQTTSink: EventSink, LoopHook {
         announced = true
     }
 
-    private func store(seq: Int, payload: String) {
+    /// `time`: the event's own, as its line says it.
+    private func store(seq: Int, time: Double, payload: String) {
         guard let outbox else { return }
         do {
-            try outbox.add(seq: seq, time: wallClockNow(), payload: payload)
-            if outbox.count > outbox.limit { try dropPastBounds() }
+            try outbox.add(seq: seq, time: time, payload: payload)
+            if outbox.count > outbox.limit { try dropPastBounds(now: time) }
         } catch {
             outboxFailed(error)
         }
@@ -304,8 +305,8 @@ public final class MQTTSink: EventSink, LoopHook {
     /// The bounds: the oldest events go (past the count, or older than the age). What went is
     /// tallied and said once per outage on stderr, and once as an `mqtt-dropped` event when the
     /// broker is back (`announceDropped`).
-    private func dropPastBounds() throws {
-        guard let outbox, let range = try outbox.enforceBounds(now: wallClockNow()) else { return }
+    private func dropPastBounds(now: Double) throws {
+        guard let outbox, let range = try outbox.enforceBounds(now: now) else { return }
         if dropped == nil {
             report("mqtt: the outbox is past its bounds (\(outbox.limit) events or \(Int(outbox.maxAge / 3600)) h): "
                    + "dropping the oldest events until the broker is back")
@@ -317,15 +318,16 @@ public final class MQTTSink: EventSink, LoopHook {
     private func announceDropped() throws {
         guard let outbox, let dropped else { return }
         self.dropped = nil
+        let now = wallClockNow()
         var object = JSONObject(seconds: seconds)
         object.add("event", "mqtt-dropped")
-        object.add("time", time: wallClockNow())
+        object.add("time", time: now)
         object.add("dropped", dropped.count)
         object.add("first_seq", dropped.first)
         object.add("last_seq", dropped.last)
         let seq = outbox.takeSeq()
         object.add("seq", seq)
-        try outbox.add(seq: seq, time: wallClockNow(), payload: object.line)
+        try outbox.add(seq: seq, time: now, payload: object.line)
     }
 
     private func commit() {
@@ -375,7 +377,7 @@ public final class MQTTSink: EventSink, LoopHook {
         inFlight.removeAll()
         sentUpTo = 0
         do {
-            try dropPastBounds()
+            try dropPastBounds(now: wallClockNow())
             try announceDropped()
         } catch { outboxFailed(error) }
         commit()

@@ -21,6 +21,20 @@ public enum PipelineEvent {
     case stats(ServiceStats)
 }
 
+extension PipelineEvent {
+    /// When it happened, as the event itself carries it: what a sink stamps (MQTT's outbox)
+    /// instead of reading the clock again. A hook's outcome happened as the hook ended.
+    public var time: Double {
+        switch self {
+        case .calls(_, let time), .screened(_, let time), .backend(_, let time), .ready(let time): return time
+        case .run(let run): return run.time
+        case .sleep(let sleep): return sleep.time
+        case .hook(let outcome): return outcome.startedAt + outcome.duration
+        case .stats(let stats): return stats.time
+        }
+    }
+}
+
 /// The service's counters at one moment.
 public struct ServiceStats: Equatable, Sendable {
     public enum Occasion: String, Sendable {

@@ -29,12 +29,13 @@ public final class TelManager: EventSink {
     }
 
     public func receive(_ delivery: Delivery) {
-        guard case .calls(let events, _) = delivery.event else { return }
-        handle(events)
+        guard case .calls(let events, let time) = delivery.event else { return }
+        handle(events, at: time)
     }
 
-    /// Handles what one `CallTracker.apply` returned.
-    public func handle(_ events: [TrackerEvent]) {
+    /// Handles what one `CallTracker.apply` returned at `time`: a run its calls start or end
+    /// starts or ends at their events' own time.
+    public func handle(_ events: [TrackerEvent], at time: Double) {
         for id in endedInBatch { runOfCall.removeValue(forKey: id) }
         endedInBatch.removeAll()
         for event in events {
@@ -42,10 +43,10 @@ public final class TelManager: EventSink {
             case .announced(_, let id):
                 // The lock is taken on the stack's word that a call exists, before its state is
                 // read; the call keeps its id, and so its hold, once it is.
-                runs?.join(id, reason: TelManager.newCallReason)
+                runs?.join(id, reason: TelManager.newCallReason, at: time)
                 runOfCall[id] = runs?.run?.id ?? ""
             case .withdrawn(_, let id):
-                runs?.leave(id)
+                runs?.leave(id, at: time)
                 runOfCall.removeValue(forKey: id)
             case .transition(let call, _):
                 if call.state == .disconnected {
@@ -53,22 +54,22 @@ public final class TelManager: EventSink {
                     runOfCall[call.id] = runs?.run?.id ?? ""
                     endedInBatch.append(call.id)
                     liveCallIDs.remove(call.id)
-                    runs?.leave(call.id)
+                    runs?.leave(call.id, at: time)
                 } else {
                     liveCallIDs.insert(call.id)
                     // Joins at first sight, renews the lease on every later change.
-                    runs?.join(call.id, reason: call.state.rawValue)
+                    runs?.join(call.id, reason: call.state.rawValue, at: time)
                     runOfCall[call.id] = runs?.run?.id ?? ""
                 }
             case .updated(let call):
-                if liveCallIDs.contains(call.id) { runs?.join(call.id, reason: call.state.rawValue) }
+                if liveCallIDs.contains(call.id) { runs?.join(call.id, reason: call.state.rawValue, at: time) }
                 runOfCall[call.id] = runs?.run?.id ?? ""
             case .missed:
                 break
             case .busy(let call):
                 // Its first sight already joined it; this only mends a run that missed that.
                 if let runs, liveCallIDs.contains(call.id), !runs.holders.contains(call.id) {
-                    runs.join(call.id, reason: call.state.rawValue)
+                    runs.join(call.id, reason: call.state.rawValue, at: time)
                 }
             case .idle:
                 // Every call has ended: whatever still holds the run is left over.

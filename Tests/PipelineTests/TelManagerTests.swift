@@ -87,9 +87,8 @@ final class TelManagerTests: XCTestCase {
 
     /// One backend event through the real tracker into the pipeline; returns how long handling took.
     @discardableResult
-    private func feed(_ event: BackendEvent) -> Double {
+    private func feed(_ event: BackendEvent, at time: Double = wallClockNow()) -> Double {
         let began = monotonicNow()
-        let time = wallClockNow()
         pipeline?.send(.calls(tracker.apply(event, at: time), time: time))
         return monotonicNow() - began
     }
@@ -109,6 +108,19 @@ final class TelManagerTests: XCTestCase {
 
     private func stopReasons() -> [String] {
         runEvents.compactMap { if case .stopped(_, let reason, _) = $0.kind { return reason.rawValue }; return nil }
+    }
+
+    /// The run a ring starts starts at the ring's time (its `run-started` line and the run's
+    /// `started_at` say the ring's moment, not a later read of the clock), and ends at the time
+    /// of the call's end.
+    func testARunStartsAndEndsAtItsCallsOwnTimes() throws {
+        try makeLink()
+        let rang = 1_780_000_000.25
+        feed(.callAppeared(mmKey(0), modem: mmModem, ringing("+15550001"), initial: false), at: rang)
+        XCTAssertEqual(runEvents.first { $0.name == "run-started" }?.time, rang)
+        XCTAssertEqual(runs?.run?.startedAt, rang)
+        feed(.callChanged(mmKey(0), hungUp("terminated")), at: rang + 5)
+        XCTAssertEqual(runEvents.first { $0.name == "run-stopped" }?.time, rang + 5)
     }
 
     func testLockIsHeldFromTheFirstRingUntilTheLastOfTwoOverlappingCallsEnds() throws {
