@@ -18,15 +18,17 @@ public final class CallMonitor {
     private var limiter = NoticeLimiter()
     private var backends: [CallBackend] = []
     public private(set) var isRunning = false
-    /// The calls an earlier telwatch left live (`RememberedCall`), set before `start()`: a call
-    /// each stack's first sync finds still live goes on under its id; after that sync, no other.
-    public var remembered: [RememberedCall] = []
+    /// The calls an earlier telwatch left live (`RememberedCall`), for `start()`: a call each
+    /// stack's first sync finds still live goes on under its id; after that sync, no other.
+    private var remembered: [RememberedCall]
 
     public convenience init(
         connection: Connection, backends: BackendSelection, clock: @escaping () -> Double = wallClockNow,
+        remembered: [RememberedCall] = [],
         onEvent: @escaping (TrackerEvent) -> Void, onNotice: @escaping (BackendNotice) -> Void
     ) {
         self.init(connection: connection, backends: backends, clock: clock, noticeClock: monotonicNow,
+                  remembered: remembered,
                   onEvents: { events, _ in for event in events { onEvent(event) } }, onNotice: onNotice)
     }
 
@@ -36,20 +38,22 @@ public final class CallMonitor {
     /// the clock is read once per event).
     public convenience init(
         connection: Connection, backends: BackendSelection, clock: @escaping () -> Double = wallClockNow,
+        remembered: [RememberedCall] = [],
         onEvents: @escaping ([TrackerEvent], Double) -> Void, onNotice: @escaping (BackendNotice) -> Void
     ) {
         self.init(connection: connection, backends: backends, clock: clock, noticeClock: monotonicNow,
-                  onEvents: onEvents, onNotice: onNotice)
+                  remembered: remembered, onEvents: onEvents, onNotice: onNotice)
     }
 
     /// `noticeClock` (monotonic seconds) paces the rate limit of notices.
     init(connection: Connection, backends: BackendSelection, clock: @escaping () -> Double,
-         noticeClock: @escaping () -> Double, onEvents: @escaping ([TrackerEvent], Double) -> Void,
-         onNotice: @escaping (BackendNotice) -> Void) {
+         noticeClock: @escaping () -> Double, remembered: [RememberedCall] = [],
+         onEvents: @escaping ([TrackerEvent], Double) -> Void, onNotice: @escaping (BackendNotice) -> Void) {
         self.connection = connection
         selection = backends
         self.clock = clock
         self.noticeClock = noticeClock
+        self.remembered = remembered
         self.onEvents = onEvents
         self.onNotice = onNotice
     }

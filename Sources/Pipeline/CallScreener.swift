@@ -32,16 +32,19 @@ public final class CallScreener {
     private var recent = RecentCalls(limit: CallScreener.recentLimit)
     private var lastEmergency: Double?
     /// A hang-up failed: the call's new decision, to be sent into the pipeline.
-    public var onHangupFailed: ((ScreenedCall) -> Void)?
+    private let onHangupFailed: (ScreenedCall) -> Void
     static let recentLimit = 4096
     /// The most calls of the history `seed` takes.
     public static let seedLimit = recentLimit / 2
 
-    /// `hangUp(key, done)`: `done(nil)` once the stack hung up, `done(why)` if it did not.
+    /// `hangUp(key, done)`: `done(nil)` once the stack hung up, `done(why)` if it did not;
+    /// `onHangupFailed`: the new decision of a call whose hang-up failed (it rings).
     public init(contacts: ContactDirectory?, localTime: @escaping (Double) -> LocalTime,
+                onHangupFailed: @escaping (ScreenedCall) -> Void = { _ in },
                 hangUp: @escaping (CallKey, @escaping (String?) -> Void) -> Void) {
         self.contacts = contacts
         self.localTime = localTime
+        self.onHangupFailed = onHangupFailed
         self.hangUp = hangUp
     }
 
@@ -175,7 +178,7 @@ public final class CallScreener {
                 guard let self, let why, var failed = self.decided[id] else { return }
                 failed.hangup = .failed(why)
                 self.decided[id] = failed
-                self.onHangupFailed?(failed)
+                self.onHangupFailed(failed)
             }
         }
         return screened

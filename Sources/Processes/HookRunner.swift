@@ -12,7 +12,7 @@ public final class HookRunner {
     /// Changes apply to hooks that start after them (a reloaded configuration).
     public var settings: HookSettings
     /// Every finished invocation, successful or not.
-    public var onOutcome: (HookOutcome) -> Void = { _ in }
+    private let onOutcome: (HookOutcome) -> Void
 
     private struct Invocation {
         var event: String
@@ -50,9 +50,11 @@ public final class HookRunner {
     /// The most hooks that ever ran at once.
     public private(set) var peakRunning = 0
 
-    public init(loop: EventLoop, settings: HookSettings) {
+    /// `onOutcome`: every finished invocation, successful or not.
+    public init(loop: EventLoop, settings: HookSettings, onOutcome: @escaping (HookOutcome) -> Void = { _ in }) {
         self.loop = loop
         self.settings = settings
+        self.onOutcome = onOutcome
     }
 
     /// Whether any hook can exist at all (a directory or a configured command): without, an event

@@ -40,7 +40,15 @@ struct StatusReport {
         let selection = options.backend
         var pending = Set(selection.kinds)
         var states: [BackendKind: String] = [:]
-        let monitor = CallMonitor(connection: connection, backends: selection, onEvents: { _, _ in }, onNotice: { notice in
+        // No service answered: the rest of the rule (StatePlace) decides whose records are read.
+        let place = StatePlace.find(options, bus: nil)
+        place?.say("status")
+        let directory = place?.directory
+        // The calls the last telwatch knew keep their ids and times here too.
+        let remembered = directory.flatMap { RecordFile.text($0 + "/" + RunStateStore.liveCallsName) }
+            .map { LiveCallsRecord.decode($0, since: bootWallClock()) } ?? []
+        let monitor = CallMonitor(connection: connection, backends: selection, remembered: remembered,
+                                  onEvents: { _, _ in }, onNotice: { notice in
             switch notice {
             case .synced(let kind, let modems, _):
                 states[kind] = "\(modems) voice modem\(modems == 1 ? "" : "s")"
@@ -51,13 +59,6 @@ struct StatusReport {
             default: break
             }
         })
-        // No service answered: the rest of the rule (StatePlace) decides whose records are read.
-        let place = StatePlace.find(options, bus: nil)
-        place?.say("status")
-        let directory = place?.directory
-        // The calls the last telwatch knew keep their ids and times here too.
-        monitor.remembered = directory.flatMap { RecordFile.text($0 + "/" + RunStateStore.liveCallsName) }
-            .map { LiveCallsRecord.decode($0, since: bootWallClock()) } ?? []
         do { try monitor.start() } catch {
             warn("\(error)")
             return nil

@@ -17,10 +17,11 @@ final class WatchScreening {
     private let loop: EventLoop
 
     init(path: String?, verbose: Bool, loop: EventLoop, contacts: ContactDirectory?,
-         localTime: @escaping (Double) -> LocalTime, hangUp: @escaping (CallKey, @escaping (String?) -> Void) -> Void) {
+         localTime: @escaping (Double) -> LocalTime, onHangupFailed: @escaping (ScreenedCall) -> Void,
+         hangUp: @escaping (CallKey, @escaping (String?) -> Void) -> Void) {
         self.loop = loop
         self.verbose = verbose
-        screener = CallScreener(contacts: contacts, localTime: localTime, hangUp: hangUp)
+        screener = CallScreener(contacts: contacts, localTime: localTime, onHangupFailed: onHangupFailed, hangUp: hangUp)
         follow(path)
     }
 

@@ -74,20 +74,20 @@ final class WatchSession: SinkSession {
         // Always there, even with no hook configured (it costs nothing then), so that a reloaded
         // configuration can add some. Hooks write to telwatch's stderr: stdout belongs to the
         // event stream (`| jq`).
-        hooks = HookRunner(loop: loop, settings: HookSettings(
+        let hookSettings = HookSettings(
             directory: options.hooksDirectory, commands: options.hookCommands, timeout: options.hookTimeout,
-            stdout: .fd(2), stderr: .fd(2), coalescedEvents: [CallHookEvent.updated.rawValue]))
-        hooks.onOutcome = { [weak pipeline] outcome in pipeline?.send(.hook(outcome)) }
+            stdout: .fd(2), stderr: .fd(2), coalescedEvents: [CallHookEvent.updated.rawValue])
+        hooks = HookRunner(loop: loop, settings: hookSettings) { [weak pipeline] outcome in pipeline?.send(.hook(outcome)) }
         screening = WatchScreening(path: options.screeningFile, verbose: options.verbosity == .verbose, loop: loop,
-                                   contacts: contacts, localTime: WatchScreening.localTime, hangUp: { key, done in
-            guard let monitor = stacks.monitor else { return done("telwatch is not following the stacks") }
-            monitor.hangUp(key, done: done)
-        })
-        screening.screener.onHangupFailed = { [weak pipeline] failed in
+                                   contacts: contacts, localTime: WatchScreening.localTime,
+                                   onHangupFailed: { [weak pipeline] failed in
             warn("screening: the stack did not hang up call \(failed.call.id.prefix(8)) (\(failed.decision.ruleText)): "
                  + "\(failed.hangup?.failure ?? "?"); it rings")
             pipeline?.send(.screened(failed, time: wallClockNow()))
-        }
+        }, hangUp: { key, done in
+            guard let monitor = stacks.monitor else { return done("telwatch is not following the stacks") }
+            monitor.hangUp(key, done: done)
+        })
 
         var liveCallsLeft = ""
         for row in WatchSinks.table {
@@ -102,7 +102,11 @@ final class WatchSession: SinkSession {
         }
 
         let screener = screening.screener
-        let monitor = CallMonitor(connection: connection, backends: options.backend, onEvents: { [weak self] events, now in
+        // Whether or not the history is on: a call outlives its telwatch, and keeps its id
+        // (docs/modem-stacks.md §1.8).
+        let remembered = LiveCallsRecord.decode(liveCallsLeft, since: bootWallClock())
+        let monitor = CallMonitor(connection: connection, backends: options.backend, remembered: remembered,
+                                  onEvents: { [weak self] events, now in
             guard let self else { return }
             // Decided before the pipeline sees the events: no sink starts a ring the rules hold back.
             let screened = screener.screen(events, now: now)
@@ -111,10 +115,8 @@ final class WatchSession: SinkSession {
             screener.delivered(events)
             self.armWithheld()
         }, onNotice: { [weak self] notice in self?.noticed(notice) })
-        // Whether or not the history is on: a call outlives its telwatch, and keeps its id
-        // (docs/modem-stacks.md §1.8).
-        monitor.remembered = LiveCallsRecord.decode(liveCallsLeft, since: bootWallClock())
         self.monitor = monitor
+        // A real cycle: the monitor delivers to screening, whose hang-up goes back to the monitor.
         stacks.monitor = monitor
         withheldTimer = try loop.timer { [weak self] in self?.numberlessDue() }
         // Its lines go out in the turn's print phase (docs/ARCHITECTURE.md, "A turn").

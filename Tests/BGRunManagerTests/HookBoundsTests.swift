@@ -12,8 +12,7 @@ final class HookBoundsTests: RunTestCase {
         let settings = HookSettings(directory: hookDirectory, timeout: timeout, killGrace: 0.5, stdout: .null,
                                     stderr: .inherit, coalescedEvents: coalesced, maxRunning: maxRunning,
                                     maxQueued: maxQueued)
-        let runner = HookRunner(loop: loop, settings: settings)
-        runner.onOutcome = { [unowned self] outcome in self.record(outcome) }
+        let runner = HookRunner(loop: loop, settings: settings) { [unowned self] outcome in self.record(outcome) }
         hooks = runner
         return runner
     }

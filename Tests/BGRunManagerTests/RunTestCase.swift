@@ -42,8 +42,7 @@ class RunTestCase: XCTestCase {
         let settings = HookSettings(directory: hookDirectory, commands: commands, timeout: timeout, killGrace: killGrace,
                                     stdout: .null, stderr: .inherit,
                                     baseEnvironment: environment ?? Subprocess.currentEnvironment())
-        let runner = HookRunner(loop: loop, settings: settings)
-        runner.onOutcome = { [unowned self] outcome in self.outcomes.append(outcome) }
+        let runner = HookRunner(loop: loop, settings: settings) { [unowned self] outcome in self.outcomes.append(outcome) }
         hooks = runner
         return runner
     }

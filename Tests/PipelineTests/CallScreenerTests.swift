@@ -9,11 +9,11 @@ final class CallScreenerTests: XCTestCase {
     private var failed: [ScreenedCall] = []
 
     private func screener(_ text: String) throws -> CallScreener {
-        let screener = CallScreener(contacts: nil, localTime: { _ in LocalTime(weekday: 3, minute: 720) }) { [unowned self] key, done in
+        let screener = CallScreener(contacts: nil, localTime: { _ in LocalTime(weekday: 3, minute: 720) },
+                                    onHangupFailed: { [unowned self] in self.failed.append($0) }) { [unowned self] key, done in
             self.hangUps.append((key, done))
         }
         screener.rules = try ScreeningRules.parse(Array(text.utf8), path: "/r.conf") { _ in [] }
-        screener.onHangupFailed = { [unowned self] in self.failed.append($0) }
         return screener
     }
 

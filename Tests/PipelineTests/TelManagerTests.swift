@@ -61,8 +61,8 @@ final class TelManagerTests: XCTestCase {
         if hookDirectory != nil || !commands.isEmpty {
             let runner = HookRunner(loop: harness.loop, settings: HookSettings(
                 directory: hookDirectory, commands: commands, timeout: hookTimeout, killGrace: killGrace,
-                stdout: .null, stderr: .inherit, baseEnvironment: hookEnvironment ?? Subprocess.currentEnvironment()))
-            runner.onOutcome = { [unowned self] outcome in
+                stdout: .null, stderr: .inherit, baseEnvironment: hookEnvironment ?? Subprocess.currentEnvironment())
+            ) { [unowned self] outcome in
                 self.outcomes.append(outcome)
                 self.outcomeArrivals.append(monotonicNow())
             }
