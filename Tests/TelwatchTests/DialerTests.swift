@@ -6,7 +6,7 @@ import XCTest
 /// telwatch's own ring and missed-call notification stand aside, and a call screening holds quiet
 /// is silenced in the dialer through its own `Silence`. The dialer here is the project's
 /// GNOME Calls mock (Tests/Fixtures/dbusmock/gnome_calls.py) beside the real feedbackd; the real
-/// GNOME Calls runs in the test command's dialer tier (bench/dialer-bench --check).
+/// GNOME Calls runs in the test command's dialer tier (scripts/test-dialer).
 final class DialerTests: PhoneActionTestCase {
     private var rulesPath: String { logind.directory + "/screening.conf" }
 
