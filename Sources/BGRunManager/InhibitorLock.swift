@@ -1,24 +1,6 @@
 import DBus
 import Glibc
 
-/// What a logind inhibitor lock blocks, and how (docs/modem-stacks.md §4.1).
-public struct InhibitorRequest: Equatable, Sendable {
-    /// Colon-separated: `sleep`, `idle`, `shutdown`, `handle-lid-switch`, … e.g. `sleep:idle`.
-    public var what: String
-    public var who: String
-    public var why: String
-    /// `block`, or `delay` (logind waits only a few seconds for the holder).
-    public var mode: String
-
-    public init(what: String = "sleep", who: String = "telwatch", why: String = "telwatch background run",
-                mode: String = "block") {
-        self.what = what
-        self.who = who
-        self.why = why
-        self.mode = mode
-    }
-}
-
 /// One systemd-logind inhibitor lock: `Manager.Inhibit(what, who, why, mode) -> h`.
 /// The lock lives exactly as long as the returned descriptor is open, so it is held as an owned,
 /// close-on-exec `UnixFD` that no child can inherit, and closing it is the release. Everything

@@ -92,7 +92,7 @@ public struct RunEvent: Equatable, Sendable, FieldedEvent {
     }
 
     /// The event's data as ordered, typed key/value pairs: the keys of its JSON line after
-    /// `event` and `time` (README, "JSON output").
+    /// `event` and `time` (docs/user-guide.md, "JSON lines").
     public var fields: [(key: StaticString, value: FieldValue)] {
         switch kind {
         case .started(let run):

@@ -1,120 +1,7 @@
 import DBus
 import Glibc
 import Loop
-
-/// The live run as written to the state directory, so that a telwatch killed mid-run can be
-/// cleaned up after by the next one, and so that `telwatch status` can tell how long the run
-/// has been held and how much of its lease is left.
-public struct RunRecord: Equatable, Sendable {
-    public var runID: String
-    public var reason: String
-    /// The telwatch that holds the run.
-    public var pid: Int32
-    /// That telwatch's start time (`ProcessIdentity`), so a reader can tell it from a process that
-    /// got its pid since; nil in records of a telwatch before 0.3.
-    public var pidStart: UInt64?
-    /// Wall-clock seconds.
-    public var startedAt: Double
-    public var updatedAt: Double
-    public var holders: Int
-    /// The lease length, and when it ends unless renewed (wall clock); nil without a lease.
-    public var lease: Double?
-    public var leaseExpiresAt: Double?
-    public var lock: LockState
-    /// A kernel wakelock the run holds: recovery must release it, the kernel will not.
-    public var wakelock: KernelWakelock?
-    /// The run command while it runs (the leader of its own process group): recovery stops it,
-    /// should it have outlived its telwatch.
-    public var command: ProcessIdentity?
-
-    public init(runID: String, reason: String, pid: Int32, startedAt: Double, updatedAt: Double, holders: Int,
-                lease: Double?, leaseExpiresAt: Double?, lock: LockState, wakelock: KernelWakelock?,
-                command: ProcessIdentity? = nil, pidStart: UInt64? = nil) {
-        self.runID = runID
-        self.reason = reason
-        self.pid = pid
-        self.pidStart = pidStart
-        self.startedAt = startedAt
-        self.updatedAt = updatedAt
-        self.holders = holders
-        self.lease = lease
-        self.leaseExpiresAt = leaseExpiresAt
-        self.lock = lock
-        self.wakelock = wakelock
-        self.command = command
-    }
-
-    /// How long the run has been held at `now`.
-    public func heldFor(at now: Double) -> Double { max(0, now - startedAt) }
-
-    /// Lease time left at `now` (0 when overdue), or nil without a lease.
-    public func leaseLeft(at now: Double) -> Double? { leaseExpiresAt.map { max(0, $0 - now) } }
-
-    /// `key=value` lines (`RecordFields`), so any reason survives.
-    public var encoded: String {
-        var fields: [(key: String, value: String)] = [
-            ("version", "1"), ("run_id", runID), ("reason", reason), ("pid", String(pid)),
-            ("started_at", formatSeconds(startedAt)), ("updated_at", formatSeconds(updatedAt)),
-            ("holders", String(holders)), ("lock", lock.rawValue),
-        ]
-        if let pidStart { fields.append(("pid_start", String(pidStart))) }
-        if let lease { fields.append(("lease", formatSeconds(lease))) }
-        if let leaseExpiresAt { fields.append(("lease_expires_at", formatSeconds(leaseExpiresAt))) }
-        if let wakelock {
-            fields.append(("wakelock", wakelock.name))
-            fields.append(("wakelock_directory", wakelock.directory))
-        }
-        if let command {
-            fields.append(("command_pid", String(command.pid)))
-            fields.append(("command_start", String(command.startTime)))
-        }
-        return RecordFields.encode(fields)
-    }
-
-    /// Parses `encoded`; nil when a required field is missing or malformed. A time is a finite
-    /// number (`inf` and `nan` parse as numbers, and an hour or a sum of them would trap), and a
-    /// process to stop is one a signal to its group cannot turn into a signal to everyone (`-1`).
-    public init?(encoded text: String) {
-        let decoded = RecordFields.decode(text)
-        func seconds(_ key: String) -> Double? { decoded?[key].flatMap { Double($0) }.flatMap { $0.isFinite ? $0 : nil } }
-        guard let fields = decoded, fields["version"] == "1", let runID = fields["run_id"],
-              let reason = fields["reason"], let pid = fields["pid"].flatMap({ Int32($0) }),
-              let startedAt = seconds("started_at"),
-              let updatedAt = seconds("updated_at"),
-              let holders = fields["holders"].flatMap({ Int($0) }),
-              let lock = fields["lock"].flatMap({ LockState(rawValue: $0) })
-        else { return nil }
-        var wakelock: KernelWakelock?
-        if let name = fields["wakelock"], let directory = fields["wakelock_directory"] {
-            wakelock = KernelWakelock(name: name, directory: directory)
-        }
-        var command: ProcessIdentity?
-        if let pid = fields["command_pid"].flatMap({ Int32($0) }), pid > 1,
-           let start = fields["command_start"].flatMap({ UInt64($0) }) {
-            command = ProcessIdentity(pid: pid, startTime: start)
-        }
-        self.init(runID: runID, reason: reason, pid: pid, startedAt: startedAt, updatedAt: updatedAt,
-                  holders: holders, lease: seconds("lease"),
-                  leaseExpiresAt: seconds("lease_expires_at"), lock: lock, wakelock: wakelock,
-                  command: command, pidStart: fields["pid_start"].flatMap { UInt64($0) })
-    }
-
-    /// Whether the telwatch that wrote the record still runs: the same pid with the same start
-    /// time (a pid alone may have been reused). A record without a start time can only be
-    /// judged by its pid.
-    public var holderIsRunning: Bool {
-        guard let pidStart else { return ProcessIdentity.of(pid) != nil }
-        return ProcessIdentity(pid: pid, startTime: pidStart).isRunning
-    }
-}
-
-/// What a reader who takes no lock (`telwatch status`) finds where the run record belongs.
-public enum RecordLook: Equatable {
-    case none
-    case record(RunRecord)
-    /// The directory or the record exists but this user may not read it.
-    case unreadable(String)
-}
+import Processes
 
 /// The state directory of one telwatch instance: the live run's record (`current-run`), the last
 /// sleep and resume (`last-sleep`), the live calls (`live-calls`, written by whoever knows calls)
@@ -146,35 +33,52 @@ public final class RunStateStore {
         return nil
     }
 
-    /// The live run recorded in `directory`, if any (for `telwatch status`; takes no lock).
+    /// The live run recorded in `directory`, if any (takes no lock); `look` tells why there is none.
     public static func read(directory: String) -> RunRecord? {
-        let path = directory + "/" + recordName
-        guard let text = readRecord(path) else { return nil }
-        if let record = RunRecord(encoded: text) { return record }
-        // Caught in the middle of an overwrite (see `write`): the next look sees it whole.
-        guard !text.allSatisfy(\.isNewline), let again = readRecord(path) else { return nil }
-        return RunRecord(encoded: again)
+        if case .record(let record) = look(directory: directory) { return record }
+        return nil
     }
 
-    /// Like `read`, but tells "no run" from "not allowed to look": the directory and the records
-    /// are group-readable (0750, 0640) for the service's group, and anyone else is told so.
+    /// What stands where the run record belongs (for `telwatch status`; takes no lock): a record,
+    /// none, one this user may not read (the directory and the records are group-readable, 0750
+    /// and 0640, for the service's group), or something that is no record, which is no "none".
     public static func look(directory: String) -> RecordLook {
-        if let record = read(directory: directory) { return .record(record) }
-        if access(directory, X_OK) != 0 && errno == EACCES { return .unreadable(directory) }
         let path = directory + "/" + recordName
-        if access(path, R_OK) != 0 && errno == EACCES { return .unreadable(path) }
-        return .none
+        do {
+            guard let text = try readRecord(path) else { return .none }
+            if let record = RunRecord(encoded: text) { return .record(record) }
+            // Emptied when its run ended: no run.
+            if text.allSatisfy(\.isNewline) { return .none }
+            // Caught in the middle of an overwrite (see `write`): the next look sees it whole.
+            guard let again = try readRecord(path) else { return .none }
+            if let record = RunRecord(encoded: again) { return .record(record) }
+            return again.allSatisfy(\.isNewline) ? .none : .unusable(path: path, reason: "not a run record")
+        } catch .system(let error) where error.errno == EACCES {
+            return access(directory, X_OK) != 0 ? .unreadable(directory) : .unreadable(path)
+        } catch {
+            return .unusable(path: path, reason: error.reason)
+        }
     }
 
     /// The last sleep recorded in `directory`, if any (for `status` and `doctor`; takes no lock).
+    /// One that cannot be read counts as none: it is a remembrance of the last sleep, and the next
+    /// sleep writes it anew (the daemon says if it cannot).
     public static func readSleep(directory: String) -> SleepRecord? {
-        guard let text = readRecord(directory + "/" + sleepRecordName) else { return nil }
-        return SleepRecord(encoded: text)
+        do {
+            return try readRecord(directory + "/" + sleepRecordName).flatMap(SleepRecord.init(encoded:))
+        } catch {
+            return nil
+        }
     }
 
     /// Records are telwatch's own small files: never through a link, never anything but a file.
-    private static func readRecord(_ path: String) -> String? {
-        try? SmallFile.text(path, limit: recordLimit, followSymlinks: false)
+    /// Nil when there is none.
+    private static func readRecord(_ path: String) throws(SmallFile.Failure) -> String? {
+        do {
+            return try SmallFile.text(path, limit: recordLimit, followSymlinks: false)
+        } catch .system(let error) where error.errno == ENOENT {
+            return nil
+        }
     }
 
     /// Records are readable by the service's group (`telwatch status` for its members), written by

@@ -1,4 +1,5 @@
 import DBus
+import Processes
 
 /// The last sleep and resume telwatch saw, and whether a sleep overrode a live run, as written to
 /// the state directory (`last-sleep`) for `telwatch status` and `telwatch doctor`. It outlives the

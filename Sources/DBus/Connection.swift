@@ -270,10 +270,16 @@ public final class Connection {
     }
 
     private func busMatch(_ member: String, _ rule: MatchRule) {
-        guard isConnected, let message = try? Message.methodCall(
-            destination: BusDaemon.name, path: BusDaemon.path, interface: BusDaemon.interface, member: member)
-        else { return }
-        try? message.append(rule.description)
+        guard isConnected else { return }
+        let message: Message
+        do {
+            message = try Message.methodCall(
+                destination: BusDaemon.name, path: BusDaemon.path, interface: BusDaemon.interface, member: member)
+            try message.append(rule.description)
+        } catch {
+            // Not sent: the rule's signals would never come (or never stop).
+            return onWarning("\(member) \(rule) was not sent: \(error)")
+        }
         call(message) { [weak self] result in
             if case .failure(let error) = result, error != .disconnected {
                 self?.onWarning("\(member) \(rule) failed: \(error)")

@@ -286,7 +286,11 @@ extension Connection {
 
     private func replyError(to call: Message, name: String, _ text: String) {
         guard !call.noReply else { return }
-        _ = try? send(call.makeErrorReply(name: name, message: text))
+        do { try send(call.makeErrorReply(name: name, message: text)) } catch let error as DBusError where error == .disconnected {
+            // The caller went with the connection, whose loss `onDisconnect` reports.
+        } catch {
+            onWarning("the error reply \(name) to \(call.member ?? "a call") was not sent: \(error)")
+        }
     }
 
     /// Names of the exported paths directly below `path`.

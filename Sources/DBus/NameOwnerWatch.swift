@@ -25,8 +25,11 @@ public final class NameOwnerWatch {
         let rule = MatchRule(
             sender: BusDaemon.name, path: BusDaemon.path.rawValue, interface: BusDaemon.interface,
             member: "NameOwnerChanged", arguments: [0: name])
-        subscription = connection.subscribe(rule) { [weak self] message in
-            guard let self, let (_, old, new) = try? message.decode(String.self, String.self, String.self) else {
+        subscription = connection.subscribe(rule) { [weak self, weak connection] message in
+            guard let self else { return }
+            guard let (_, old, new) = try? message.decode(String.self, String.self, String.self) else {
+                // Only the bus sends it: a change the watch cannot read is said, and the owner stays.
+                connection?.onWarning("NameOwnerChanged of \(name) came as '\(message.signature)', not 'sss': not used")
                 return
             }
             self.heardChange = true

@@ -1,5 +1,6 @@
 import CSQLite
 import Glibc
+import SQLite
 
 /// What can be wrong with the history database, in the words the daemon, `telwatch log` and
 /// `telwatch doctor` all use. Only a damaged file and a newer schema are permanent: history

@@ -1,4 +1,6 @@
 /// Which calls `telwatch log` lists (and `--mark-seen` marks): newest first.
+import SQLite
+
 public struct HistoryQuery: Equatable, Sendable {
     public var missedOnly = false
     /// Calls a screening rule held back: rejected, ignored or silenced (docs/screening.md).

@@ -1,5 +1,6 @@
 import CSQLite
 import Glibc
+import SQLite
 
 /// The history database opened read-only, for `telwatch log` and `telwatch doctor`: it works
 /// while the daemon writes (WAL readers never block the writer, nor it them), and as a user who
@@ -109,13 +110,6 @@ public final class HistoryReader {
         try statement.step()
         return HistorySummary(calls: statement.int(0), unseen: statement.int(1), oldest: statement.double(2))
     }
-}
-
-/// What `doctor` says about the history.
-public struct HistorySummary: Equatable, Sendable {
-    public var calls: Int
-    public var unseen: Int
-    public var oldest: Double?
 }
 
 extension SQLiteDatabase {

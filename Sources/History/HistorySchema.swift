@@ -1,6 +1,8 @@
 /// The database's layout, versioned with SQLite's `user_version`: version N is what the first N
 /// migrations make. A file of a newer version belongs to a newer telwatch and is never touched;
 /// an older one is brought up to date in one transaction when the daemon opens it.
+import SQLite
+
 enum HistorySchema {
     static let migrations: [String] = [
         // 1: one row per call; columns named as the event stream's keys.

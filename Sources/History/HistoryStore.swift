@@ -1,6 +1,7 @@
 import CSQLite
 import Glibc
 import Loop
+import SQLite
 
 /// The history database opened for writing: the daemon's (which creates and migrates it) or a
 /// command's (`telwatch log --mark-seen`, which needs it to exist already).
@@ -19,6 +20,9 @@ public final class HistoryStore {
     public let path: String
     private let database: SQLiteDatabase
     private var upsert: SQLiteStatement?
+    /// A durable write could not set `synchronous` back to NORMAL: until the next write does,
+    /// every commit syncs.
+    private var syncsEveryCommit = false
     /// The file's schema version: the current one for the daemon's, which migrates it; a
     /// command's may be older (it never migrates).
     private let version: Int
@@ -165,8 +169,24 @@ public final class HistoryStore {
         guard !rows.isEmpty else { return }
         let statement = try upsert ?? database.prepare(HistorySchema.upsert, persistent: true)
         upsert = statement
-        if durable { try database.execute("PRAGMA synchronous = FULL") }
-        defer { if durable { try? database.execute("PRAGMA synchronous = NORMAL") } }
+        if durable {
+            try database.execute("PRAGMA synchronous = FULL")
+            syncsEveryCommit = true
+        } else if syncsEveryCommit {
+            // Failing again is this write's trouble: the sink says it, and the rows wait.
+            try database.execute("PRAGMA synchronous = NORMAL")
+            syncsEveryCommit = false
+        }
+        defer {
+            if durable {
+                do {
+                    try database.execute("PRAGMA synchronous = NORMAL")
+                    syncsEveryCommit = false
+                } catch {
+                    // Left to the next write, which sets it back before it writes.
+                }
+            }
+        }
         try database.transaction {
             for row in rows {
                 statement.reset()

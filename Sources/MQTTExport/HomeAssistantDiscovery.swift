@@ -62,70 +62,7 @@ struct HomeAssistantDiscovery {
 
     func config(_ entity: Entity) -> String {
         var object = JSONObject()
-        switch entity {
-        case .ringing:
-            object.add("name", "Ringing")
-            object.add("icon", "mdi:phone-ring")
-            object.add("device_class", "sound")
-            object.add("value_template", "{{ 'ON' if value_json.ringing else 'OFF' }}")
-        case .callLive:
-            object.add("name", "Call live")
-            object.add("icon", "mdi:phone-in-talk")
-            object.add("device_class", "running")
-            object.add("value_template", "{{ 'ON' if value_json.live_calls > 0 else 'OFF' }}")
-        case .callState:
-            object.add("name", "Call state")
-            object.add("icon", "mdi:phone")
-            object.add("device_class", "enum")
-            object.add("options", json: HomeAssistantDiscovery.array(["idle", "ringing", "dialing", "connected"]))
-            object.add("value_template", "{{ value_json.state }}")
-        case .lastCaller:
-            object.add("name", "Last caller")
-            object.add("icon", "mdi:phone-incoming")
-            // Null (no call yet) renders `None`: Home Assistant's unknown.
-            object.add("value_template", "{{ value_json.last_caller_name or value_json.last_caller }}")
-        case .missedUnseen:
-            object.add("name", "Missed calls unseen")
-            object.add("icon", "mdi:phone-missed")
-            object.add("state_class", "measurement")
-            object.add("value_template", "{{ value_json.missed_unseen | default(None) }}")
-        case .blockedToday:
-            object.add("name", "Calls blocked today")
-            object.add("icon", "mdi:phone-cancel")
-            // Back to 0 at local midnight: Home Assistant reads the drop as a new cycle.
-            object.add("state_class", "total_increasing")
-            object.add("value_template", "{{ value_json.blocked_today | default(None) }}")
-        case .liveCalls:
-            object.add("name", "Live calls")
-            object.add("icon", "mdi:phone-log")
-            object.add("state_class", "measurement")
-            object.add("entity_category", "diagnostic")
-            object.add("value_template", "{{ value_json.live_calls }}")
-        case .lastMissedCaller:
-            object.add("name", "Last missed caller")
-            object.add("icon", "mdi:phone-missed")
-            object.add("value_template", "{{ value_json.last_missed_caller_name or value_json.last_missed_caller }}")
-        case .lastCallTime:
-            object.add("name", "Last call")
-            object.add("device_class", "timestamp")
-            object.add("value_template", "{{ value_json.last_call_ended }}")
-        case .lastCallDirection:
-            object.add("name", "Last call direction")
-            object.add("icon", "mdi:phone-outline")
-            object.add("device_class", "enum")
-            object.add("options", json: HomeAssistantDiscovery.array(["incoming", "outgoing"]))
-            object.add("value_template", "{{ value_json.last_call_direction }}")
-        case .lastCallDuration:
-            object.add("name", "Last call duration")
-            object.add("device_class", "duration")
-            object.add("unit_of_measurement", "s")
-            object.add("suggested_display_precision", 0)
-            object.add("value_template", "{{ value_json.last_call_duration }}")
-        case .call:
-            object.add("name", "Call")
-            object.add("icon", "mdi:phone-log")
-            object.add("event_types", json: HomeAssistantDiscovery.array(MQTTCallOutcome.allCases.map(\.rawValue)))
-        }
+        entity.look.write(to: &object)
         if entity.component == .binarySensor {
             object.add("payload_on", "ON")
             object.add("payload_off", "OFF")

@@ -230,26 +230,6 @@ final class MQTTConnection: LoopHook {
     }
 }
 
-/// A message the broker delivered on a subscribed topic.
-struct MQTTMessage {
-    var topic: String
-    var payload: [UInt8]
-    /// A retained message: the broker's copy of an old one, not something sent now.
-    var retained: Bool
-}
-
-/// What went wrong with MQTT, by kind: the stderr line is said once per kind until it is fixed.
-public struct MQTTProblem: Error, CustomStringConvertible {
-    public enum Kind: Sendable { case setup, resolve, unreachable, refused, certificate, lost, tooLarge }
-    public let kind: Kind
-    public let description: String
-
-    init(_ kind: Kind, _ description: String) {
-        self.kind = kind
-        self.description = description
-    }
-}
-
 /// libmosquitto's functions. Reached only once `MQTTConnection.connect` has loaded the library:
 /// every other call needs a client that connect created.
 private var mosquitto: telwatch_mosquitto { telwatch_mosquitto_load(nil)!.pointee }

@@ -1,6 +1,6 @@
 import CSQLite
 import CallMonitor
-import History
+import SQLite
 
 /// The events the broker has not acknowledged yet, durable: `mqtt-outbox.db` in the state
 /// directory (SQLite, WAL). Every event goes in with its sequence number before it is published
@@ -179,9 +179,11 @@ final class MQTTOutbox {
         do { try commitStatement.step() } catch { try? database.execute("ROLLBACK"); throw error }
     }
 
-    func close() {
-        try? commit()
-        database.close()
+    /// Commits what the last turn wrote, then closes; a commit that fails is thrown after the
+    /// close (those events were not kept: the caller says so).
+    func close() throws {
+        defer { database.close() }
+        try commit()
     }
 
     private func begin() throws {

@@ -2,52 +2,6 @@ import BGRunManager
 import CallMonitor
 import Pipeline
 
-/// telwatch's topics under one root.
-public struct MQTTTopics: Sendable {
-    public let root: String
-    /// `online` / `offline` (retained; `offline` is also the last will).
-    public var status: String { root + "/status" }
-    /// The live calls, a JSON array of each call's latest event line (retained).
-    public var calls: String { root + "/calls" }
-    /// The background run: `{"running": …}` (retained).
-    public var run: String { root + "/run" }
-    /// A summary for dashboards and Home Assistant: state, ringing, last caller (retained).
-    public var state: String { root + "/state" }
-    /// Every event, QoS 1, not retained.
-    public var events: String { root + "/events" }
-    /// Each call's outcome as it happens (`rang`, `answered`, `missed`, `rejected`, `ended`),
-    /// QoS 1, not retained: Home Assistant's event entity, which a restart must not fire again.
-    public var callEvent: String { root + "/call-event" }
-    /// Where commands are taken from with `--mqtt-commands` (`silence CALL_ID`).
-    public var command: String { root + "/command" }
-    public let discoveryPrefix: String
-
-    public init(root: String, discoveryPrefix: String) {
-        self.root = root
-        self.discoveryPrefix = discoveryPrefix
-    }
-}
-
-/// A call's outcome, as Home Assistant's "Call" event entity reports it.
-enum MQTTCallOutcome: String, CaseIterable {
-    case rang, answered, missed, rejected, ended
-}
-
-/// What the retained state remembers of past calls; it outlives a restart (kept in the outbox's
-/// database), so Home Assistant never sees it forgotten and found again.
-struct MQTTCallMemory: Equatable {
-    var callerNumber: String?
-    var callerName: String?
-    var missedNumber: String?
-    var missedName: String?
-    var lastDirection: CallDirection?
-    var lastEnded: Double?
-    var lastDuration: Double?
-    /// The call ringing in, unanswered, as telwatch last saw it: found gone at the next start,
-    /// it was missed while telwatch was down (as the history counts it).
-    var ringingID: String?
-}
-
 /// What the retained topics say now, kept up to date from the events. The calls' lines are
 /// written by `EventSchema`, as on the event stream.
 struct MQTTRetainedState {

@@ -244,7 +244,7 @@ public final class MQTTSink: EventSink, LoopHook {
             link.publish(state.topics.status, Array("offline".utf8), qos: 1, retain: true)
         }
         link.stop()
-        outbox?.close()
+        do { try outbox?.close() } catch { outboxFailed(error) }
         done?()
     }
 

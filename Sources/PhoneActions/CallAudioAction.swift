@@ -1,12 +1,6 @@
 import CallMonitor
 import DBus
 
-/// callaudiod's audio modes (`SelectMode(u)`).
-enum CallAudioMode: UInt32 {
-    case `default` = 0
-    case call = 1
-}
-
 /// `--call-audio`: switches the audio to call mode through callaudiod
 /// (`org.mobian_project.CallAudio`, docs/phone-actions.md) when the first call connects, and back
 /// when the last live call has ended. Held, swapped and waiting calls change nothing in
@@ -58,8 +52,14 @@ final class CallAudioAction {
         let what = mode == .call ? "switch the audio to call mode" : "switch the audio back from call mode"
         switch result {
         case .success(let reply):
-            guard let switched = try? reply.decode(Bool.self), !switched else { return service.worked() }
-            service.failed("callaudiod could not \(what) (SelectMode(\(mode.rawValue)) answered false)")
+            guard let switched = try? reply.decode(Bool.self) else {
+                return service.failed("callaudiod answered SelectMode(\(mode.rawValue)) with '\(reply.signature)', "
+                                      + "not whether it could \(what)")
+            }
+            guard switched else {
+                return service.failed("callaudiod could not \(what) (SelectMode(\(mode.rawValue)) answered false)")
+            }
+            service.worked()
         case .failure(.timedOut):
             service.failed("callaudiod did not \(what) within \(Int(SessionService.callTimeout)) s "
                            + "(is its sound server running?)")

@@ -46,22 +46,36 @@ final class DialerAction {
 
     func start() {
         service.subscribe(member: "InterfacesAdded") { [weak self] message in
-            guard let (path, interfaces) = try? message.decode(ObjectPath.self, [String: PropertyMap].self) else { return }
-            self?.added(path, interfaces)
+            guard let self else { return }
+            guard let (path, interfaces) = try? message.decode(ObjectPath.self, [String: PropertyMap].self) else {
+                return self.service.malformed("InterfacesAdded", message, expected: "oa{sa{sv}}")
+            }
+            self.added(path, interfaces)
         }
         service.subscribe(member: "InterfacesRemoved") { [weak self] message in
-            guard let (path, _) = try? message.decode(ObjectPath.self, [String].self) else { return }
-            self?.calls.removeValue(forKey: path)
-            self?.silenced.remove(path)
+            guard let self else { return }
+            guard let (path, _) = try? message.decode(ObjectPath.self, [String].self) else {
+                return self.service.malformed("InterfacesRemoved", message, expected: "oas")
+            }
+            self.calls.removeValue(forKey: path)
+            self.silenced.remove(path)
         }
     }
 
     /// The dialer's calls live when it appears (telwatch started beside a ringing call).
     private func list() {
         service.call("GetManagedObjects", []) { [weak self] result in
-            guard case .success(let reply) = result,
-                  let objects = try? reply.decode([ObjectPath: [String: PropertyMap]].self) else { return }
-            for (path, interfaces) in objects { self?.added(path, interfaces) }
+            guard let self else { return }
+            let reply: Message
+            switch result {
+            case .success(let answer): reply = answer
+            case .failure(.disconnected): return
+            case .failure(let error): return self.service.failed("the dialer did not list its calls: \(error)")
+            }
+            guard let objects = try? reply.decode([ObjectPath: [String: PropertyMap]].self) else {
+                return self.service.malformed("GetManagedObjects' reply", reply, expected: "a{oa{sa{sv}}}")
+            }
+            for (path, interfaces) in objects { self.added(path, interfaces) }
         }
     }
 

@@ -2,16 +2,6 @@ import CallMonitor
 import DBus
 import Pipeline
 
-/// The feedbackd events telwatch triggers (the Event naming spec's names, which themes use).
-enum FeedbackEvent: String {
-    /// A call rings: for as long as it rings.
-    case incomingCall = "phone-incoming-call"
-    /// A second call rings while one is live: the theme's softer signal, when it has one.
-    case callWaiting = "phone-call-waiting"
-    /// A call was missed: once.
-    case missedCall = "phone-missed-call"
-}
-
 /// `--feedback`: rings through feedbackd (`org.sigxcpu.Feedback`, docs/phone-actions.md) while a
 /// call rings, and ends that feedback the moment no call rings any more (answered, hung up,
 /// missed); a missed call gets its own short feedback once.
@@ -82,8 +72,11 @@ final class FeedbackAction {
 
     func start() {
         service.subscribe(member: "FeedbackEnded") { [weak self] message in
-            guard let (id, reason) = try? message.decode(UInt32.self, UInt32.self) else { return }
-            self?.ended(id: id, reason: reason)
+            guard let self else { return }
+            guard let (id, reason) = try? message.decode(UInt32.self, UInt32.self) else {
+                return self.service.malformed("FeedbackEnded", message, expected: "uu")
+            }
+            self.ended(id: id, reason: reason)
         }
     }
 

@@ -1,4 +1,5 @@
 import CallMonitor
+import Contacts
 import DBus
 import Glibc
 import Pipeline
@@ -29,8 +30,11 @@ final class NotifyAction {
 
     func start() {
         service.subscribe(member: "NotificationClosed") { [weak self] message in
-            guard let (id, _) = try? message.decode(UInt32.self, UInt32.self) else { return }
-            self?.shown.removeAll { $0.id == id }
+            guard let self else { return }
+            guard let (id, _) = try? message.decode(UInt32.self, UInt32.self) else {
+                return self.service.malformed("NotificationClosed", message, expected: "uu")
+            }
+            self.shown.removeAll { $0.id == id }
         }
     }
 
@@ -92,7 +96,11 @@ final class NotifyAction {
             switch result {
             case .success(let reply):
                 self.service.worked()
-                guard let id = try? reply.decode(UInt32.self), Self.isIdentified(number) else { return }
+                // Without its id the notification cannot be replaced or withdrawn later.
+                guard let id = try? reply.decode(UInt32.self) else {
+                    return self.service.malformed("Notify's reply", reply, expected: "u")
+                }
+                guard Self.isIdentified(number) else { return }
                 self.shown.removeAll { ContactBook.sameNumber($0.number, number) }
                 self.shown.append((number, id))
                 if self.shown.count > Self.shownLimit { self.shown.removeFirst() }

@@ -1,4 +1,5 @@
 import CallMonitor
+import Contacts
 import DBus
 import Loop
 import Pipeline

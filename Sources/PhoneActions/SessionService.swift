@@ -21,6 +21,8 @@ final class SessionService {
     /// A refusal was said and nothing has worked since: a service that refuses every call costs
     /// one line, not one per call.
     private var failureReported = false
+    /// Members whose signal or reply came in a shape other than the service's, said once each.
+    private var malformedSaid: Set<String> = []
     /// Calls built once for the current owner, by the caller's key: libdbus rewrites a message's
     /// signature header for every argument appended, which made building a call most of what an
     /// action cost (bench/README.md, figure 9); a message already sent is copied by
@@ -168,6 +170,14 @@ final class SessionService {
     }
 
     func worked() { failureReported = false }
+
+    /// A signal or reply that is not of the shape this service sends (another version of it, or
+    /// something else owning its name): not used, and said once per member, so a service that
+    /// always sends it so costs one line.
+    func malformed(_ member: String, _ message: Message, expected signature: String) {
+        guard malformedSaid.insert(member).inserted else { return }
+        say("\(member) came as '\(message.signature)', not '\(signature)': not used (said once)")
+    }
 
     func stop() {
         watch?.cancel()

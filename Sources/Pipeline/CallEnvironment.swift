@@ -1,6 +1,7 @@
 import BGRunManager
 import CallMonitor
 import Loop
+import Processes
 
 /// The `TELWATCH_*` variables of one call event: what a hook of that event and a call-scoped
 /// command started by it are told. One list, so the two can never describe a call differently.

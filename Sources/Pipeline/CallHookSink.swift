@@ -1,6 +1,8 @@
 import BGRunManager
 import CallMonitor
+import Contacts
 import Loop
+import Processes
 
 /// Runs the hooks of every call event (run hooks are the run manager's). A call's hooks run under
 /// its id as ordering key, so one call's hooks run in order while different calls' run side by

@@ -1,58 +1,6 @@
 import CallMonitor
+import Contacts
 import Loop
-
-/// How a screened call's hang-up went.
-public enum HangupOutcome: Equatable, Sendable {
-    /// `Hangup` was sent to the stack.
-    case requested
-    /// The stack (or polkit) refused it: the call rings after all.
-    case failed(String)
-
-    /// Why the hang-up failed, or nil.
-    public var failure: String? {
-        if case .failed(let why) = self { return why }
-        return nil
-    }
-
-    public var word: String {
-        switch self {
-        case .requested: return "requested"
-        case .failed: return "failed"
-        }
-    }
-}
-
-/// What asking to silence a call did (`CallScreener.silence`).
-public enum SilenceOutcome: Equatable, Sendable {
-    /// It rang and stops now: the decision, to be sent into the pipeline.
-    case silenced(ScreenedCall)
-    /// It makes no sound already: screening silenced, ignored or rejected it.
-    case quietAlready(ScreeningAction)
-    /// No live call has that id.
-    case noSuchCall
-    /// It is not ringing in: an outgoing call, or one already answered.
-    case notRinging(CallState)
-}
-
-/// A screening decision about one call, as the pipeline carries it (`screened`).
-public struct ScreenedCall: Equatable, Sendable {
-    public var call: CallSnapshot
-    public var decision: ScreeningDecision
-    /// nil unless the action is `reject`.
-    public var hangup: HangupOutcome?
-
-    public init(call: CallSnapshot, decision: ScreeningDecision, hangup: HangupOutcome? = nil) {
-        self.call = call
-        self.decision = decision
-        self.hangup = hangup
-    }
-
-    /// What the phone does now: a reject whose hang-up failed rings.
-    public var action: ScreeningAction {
-        if case .failed? = hangup { return .allow }
-        return decision.action
-    }
-}
 
 /// Applies the rules to the calls as they come, before the pipeline sees them (so that no sink
 /// starts a ring for a call the rules hold back): once per incoming call, when its number is first

@@ -1,5 +1,6 @@
 import BGRunManager
 import CallMonitor
+import Contacts
 
 /// Where an event's fields are written: a JSON line today; the same keys, in the same order and
 /// with the same types, serve every other consumer that needs an event as data.
@@ -25,8 +26,8 @@ extension EventFieldWriter {
     }
 }
 
-/// The one definition of every event's data: its name and its keys, in order, typed (the
-/// README's "JSON output" documents them). `write` returns false for events that are not data:
+/// The one definition of every event's data: its name and its keys, in order, typed
+/// (docs/user-guide.md, "JSON lines", documents them). `write` returns false for events that are not data:
 /// the aggregate `busy`/`idle` edges (the run reports those), and notices that are only warnings.
 public struct EventSchema {
     /// `--redact-numbers`: caller ids keep only their last two digits.

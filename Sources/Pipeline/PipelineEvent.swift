@@ -1,5 +1,6 @@
 import BGRunManager
 import CallMonitor
+import Processes
 
 /// Everything that flows through the pipeline, in the order it happened.
 public enum PipelineEvent {

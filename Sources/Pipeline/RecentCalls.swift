@@ -1,4 +1,5 @@
 import CallMonitor
+import Contacts
 
 /// The calls screening remembers for its exceptions, indexed by the number's last digits so that a
 /// ring costs one lookup however many calls are remembered (the contact book's matching rule

@@ -1,7 +1,9 @@
 import BGRunManager
 import CallMonitor
+import Contacts
 import Glibc
 import Loop
+import Processes
 
 /// Which calls a call-scoped command lives with (`while.SCOPE = CMD ARGS…`): the calls in one
 /// finer state, or every live call.

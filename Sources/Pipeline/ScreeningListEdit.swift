@@ -1,29 +1,5 @@
 /// The rules file's list a command puts a number on: `telwatch block` and `telwatch allow`.
-public enum ScreeningList: String, Sendable, CaseIterable {
-    case block
-    case allow
-
-    /// The other list: a number put on one is taken off this one, so the two commands toggle.
-    public var opposite: ScreeningList { self == .block ? .allow : .block }
-}
-
-/// What putting one number on a list did to a rules file.
-public struct ScreeningListChange: Sendable, Equatable {
-    /// The file after the change (the same bytes when nothing changed).
-    public var bytes: [UInt8]
-    /// Whether a line was appended; false when a line of the list already held the number.
-    public var appended: Bool
-    /// The lines of the opposite list the number was taken out of, numbered in the file before.
-    public var takenOut: [Int]
-
-    public init(bytes: [UInt8], appended: Bool, takenOut: [Int]) {
-        self.bytes = bytes
-        self.appended = appended
-        self.takenOut = takenOut
-    }
-
-    public var changed: Bool { appended || !takenOut.isEmpty }
-}
+import Contacts
 
 /// The edit behind `telwatch block` and `telwatch allow` (docs/screening.md, "From the command
 /// line"), bytes in and bytes out: every line it does not edit, comments included, stays as it

@@ -1,9 +1,11 @@
 import BGRunManager
 import CallMonitor
+import Contacts
 import DBus
 import Glibc
 import History
 import Pipeline
+import Processes
 
 /// `telwatch doctor`: what is reachable and allowed, one line each, with the fix for what is not.
 struct Doctor {

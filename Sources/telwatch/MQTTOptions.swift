@@ -1,7 +1,7 @@
 import Loop
 import MQTTExport
 
-/// The `mqtt*` settings of `telwatch watch` (README, "MQTT"). The password never comes from the
+/// The `mqtt*` settings of `telwatch watch` (docs/mqtt.md). The password never comes from the
 /// command line, where `ps` shows it: only from the config file (`mqtt-password`) or from a
 /// credentials file (`--mqtt-credentials FILE`: the user on its first line, the password on its second).
 struct MQTTOptions: Equatable {

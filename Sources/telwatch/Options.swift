@@ -5,26 +5,6 @@ import Loop
 import PhoneActions
 import Pipeline
 
-/// Exit statuses, documented in `telwatch --help` and telwatch(1) (`ManualFacts.meaning`, which
-/// must name every case) and relied on by the systemd units (`RestartPreventExitStatus=`).
-enum ExitStatus: Int32, CaseIterable {
-    case success = 0
-    /// Something failed at run time (a hook directory that cannot be read, a failed simulation, a
-    /// history or a service this user may not read…).
-    case failure = 1
-    /// A bad flag, a bad value, a missing or malformed config file: starting again cannot mend it.
-    case usage = 2
-    /// The bus could not be reached, or was lost while watching: a supervisor should restart telwatch.
-    case busUnavailable = 3
-    /// `doctor` found at least one problem.
-    case problemsFound = 4
-    /// Another telwatch owns io.telwatch.Monitor1 on the API's bus (`--no-api` runs a second one).
-    case apiNameTaken = 5
-
-    /// As `exit(3)` takes it.
-    var code: Int32 { rawValue }
-}
-
 /// Settings of `telwatch watch`, from a config file and then from flags (flags win).
 struct WatchOptions {
     enum Verbosity { case quiet, normal, verbose }
@@ -104,26 +84,6 @@ extension WatchOptions {
     }
 }
 
-/// A loop and a connection to the chosen bus: what every command that talks to a bus starts with.
-struct BusSession {
-    let loop: EventLoop
-    let connection: Connection
-
-    init(_ bus: BusAddress) throws {
-        loop = try EventLoop()
-        connection = try Connection(bus, loop: loop)
-        connection.onWarning = { warn("dbus: " + $0) }
-    }
-
-    /// The session, or nil after saying on stderr why the bus cannot be had (exit status 3).
-    static func open(_ bus: BusAddress) -> BusSession? {
-        do { return try BusSession(bus) } catch {
-            warn("\(error)")
-            return nil
-        }
-    }
-}
-
 extension Parse {
     /// `--bus system|session|ADDRESS`.
     static func bus(_ text: String) throws -> BusAddress {
@@ -131,47 +91,6 @@ extension Parse {
             throw UsageError("--bus takes system, session or a D-Bus address such as unix:path=/run/bus, not \(Parse.quoted(text))")
         }
         return bus
-    }
-}
-
-/// Walks argv the way GNU tools do: `--name value`, `--name=value`, and `--` ending the options.
-struct ArgumentCursor {
-    private var items: [String]
-    private var pendingValue: String?
-
-    init(_ arguments: [String]) { items = arguments }
-
-    var isEmpty: Bool { items.isEmpty && pendingValue == nil }
-
-    /// The next option or operand; an inline `=value` is kept for `value(for:)`.
-    mutating func next() -> String? {
-        guard !items.isEmpty else { return nil }
-        let item = items.removeFirst()
-        if item.hasPrefix("--"), let equals = item.firstIndex(of: "=") {
-            pendingValue = String(item[item.index(after: equals)...])
-            return String(item[..<equals])
-        }
-        pendingValue = nil
-        return item
-    }
-
-    mutating func value(for option: String) throws -> String {
-        if let pendingValue {
-            self.pendingValue = nil
-            return pendingValue
-        }
-        guard !items.isEmpty else { throw UsageError("\(option) needs a value") }
-        return items.removeFirst()
-    }
-
-    /// A flag given as `--flag=value` is a mistake for flags that take none.
-    mutating func noValue(for option: String) throws {
-        if pendingValue != nil { throw UsageError("\(option) takes no value") }
-    }
-
-    mutating func rest() -> [String] {
-        defer { items.removeAll() }
-        return items
     }
 }
 

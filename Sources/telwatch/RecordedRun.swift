@@ -12,12 +12,15 @@ enum RecordedRun {
     case orphaned(RunRecord)
     /// The directory or the record may not be read; `group` may read it.
     case unreadable(path: String, group: String)
+    /// Something in the record's place that is no usable record (`RecordLook.unusable`).
+    case unusable(path: String, reason: String)
 
     init(directory: String) {
         switch RunStateStore.look(directory: directory) {
         case .none: self = .none
         case .record(let record): self = record.holderIsRunning ? .held(record) : .orphaned(record)
         case .unreadable(let path): self = .unreadable(path: path, group: RecordedRun.group(of: directory))
+        case .unusable(let path, let reason): self = .unusable(path: path, reason: reason)
         }
     }
 
@@ -42,6 +45,9 @@ enum RecordedRun {
         case .unreadable(let path, let group):
             return "run: unknown: cannot read the state directory (\(TerminalText.field(path))): run as root or as a "
                 + "member of the \(TerminalText.field(group)) group"
+        case .unusable(let path, let reason):
+            return "run: unknown: the run record (\(TerminalText.field(path))) cannot be used: \(reason); "
+                + "the next telwatch to start removes it, or says why it cannot"
         }
     }
 
@@ -63,6 +69,11 @@ enum RecordedRun {
             object.add("path", path)
             object.add("group", group)
             return ",\"run_unreadable\":" + object.line
+        case .unusable(let path, let reason):
+            var object = JSONObject()
+            object.add("path", path)
+            object.add("reason", reason)
+            return ",\"run_unusable\":" + object.line
         }
     }
 }

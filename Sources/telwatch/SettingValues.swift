@@ -2,12 +2,6 @@
 // fuzz/targets/config-file.swift links: it compiles this file in (see its header).
 import Pipeline
 
-/// A mistake in how telwatch was called: one line on stderr and exit status 2.
-struct UsageError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
 /// The values of settings, as flags and the config file give them: pure functions of the text,
 /// so that the fuzz target `config-file` compiles this file in.
 enum Parse {

@@ -1,7 +1,9 @@
 import BGRunManager
+import Contacts
 import MQTTExport
 import MonitorAPI
 import Pipeline
+import Processes
 
 /// A part of the watch session that takes a reloaded configuration (SIGHUP) itself: what it can
 /// change while running, it changes; the rest waits for the next start (`WatchOptions`'

@@ -1,6 +1,8 @@
 import BGRunManager
+import Contacts
 import Loop
 import Pipeline
+import Processes
 
 extension ContactDirectory {
     /// `--contacts`, read and followed for `telwatch watch`: problems on stderr, and with

@@ -1,4 +1,5 @@
 import CallMonitor
+import Contacts
 import Glibc
 import Loop
 import Pipeline

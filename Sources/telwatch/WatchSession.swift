@@ -1,5 +1,6 @@
 import BGRunManager
 import CallMonitor
+import Contacts
 import DBus
 import Glibc
 import History
@@ -8,6 +9,7 @@ import MQTTExport
 import MonitorAPI
 import PhoneActions
 import Pipeline
+import Processes
 
 /// The watch pipeline, assembled from the options: bus → CallMonitor → tracker → sinks.
 /// `telwatch watch` runs it against a real stack, `telwatch demo` against the built-in simulator;

@@ -1,6 +1,7 @@
 import BGRunManager
 import Glibc
 import Loop
+import Processes
 import TestSupport
 import XCTest
 

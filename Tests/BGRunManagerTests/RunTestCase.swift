@@ -2,6 +2,7 @@ import BGRunManager
 import DBus
 import Glibc
 import Loop
+import Processes
 import TestSupport
 import XCTest
 

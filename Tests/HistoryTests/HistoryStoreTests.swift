@@ -1,6 +1,7 @@
 import CSQLite
 import Glibc
 import Loop
+import SQLite
 import TestSupport
 import XCTest
 @testable import History

@@ -3,6 +3,7 @@ import CallMonitor
 import Glibc
 import Loop
 import Pipeline
+import SQLite
 import TestSupport
 import XCTest
 @testable import BGRunManager

@@ -5,8 +5,8 @@ A real Home Assistant (from PyPI, in a Debian 13 root: scripts/debian-root, kind
 on 127.0.0.1, Debian's mosquitto on 127.0.0.1, and telwatch following its own simulator
 (`telwatch simulate`) on a private bus. Home Assistant is set up through its own API
 (onboarding, then the MQTT integration's config flow), and everything is read back through
-it: the device, each entity's id, class and state through each scenario, and the README's
-automations (their triggers as written, added once MQTT is set up, as a user would), which must
+it: the device, each entity's id, class and state through each scenario, and the automations of
+docs/mqtt.md (their triggers as written, added once MQTT is set up, as a user would), which must
 fire exactly once per real event, never on a restart of telwatch or of Home Assistant, and again
 after Home Assistant's restart. Home Assistant's own log (its stderr, both runs) must hold no
 warning about MQTT or telwatch; a canary entity's warning shows that check sees what it logs.
@@ -105,10 +105,10 @@ def states():
 
 
 # --- Home Assistant's configuration: only what MQTT, the API and automations need, nothing that goes online.
-readme = open(os.path.join(repo, "README.md")).read()
-automations_yaml = re.search(r"```yaml\n# automations.yaml\n(.*?)```", readme, re.S).group(1)
-# The triggers exactly as the README writes them; each action counts into a counter of its own
-# (the README's media player does not exist here).
+mqtt_doc = open(os.path.join(repo, "docs", "mqtt.md")).read()
+automations_yaml = re.search(r"```yaml\n# automations.yaml\n(.*?)```", mqtt_doc, re.S).group(1)
+# The triggers exactly as docs/mqtt.md writes them; each action counts into a counter of its own
+# (its media player does not exist here).
 names = re.findall(r'- alias: "(.*?)"', automations_yaml)
 counted = []
 for index, block in enumerate(re.split(r"\n(?=- alias:)", automations_yaml.strip())):
@@ -195,11 +195,11 @@ try:
     mqtt_loaded = lambda: any(e["domain"] == "mqtt" and e["state"] == "loaded"
                               for e in api("GET", "/api/config/config_entries/entry"))
     check(until(mqtt_loaded, 30, 0.1), "the MQTT integration is loaded")
-    # As a user adds them once MQTT is set up: the README's automations, then a reload.
+    # As a user adds them once MQTT is set up: docs/mqtt.md's automations, then a reload.
     open(automations_path, "w").write("\n".join(counted))
     api("POST", "/api/services/automation/reload", {})
     check(until(lambda: sum(k.startswith("automation.") for k in states()) == len(counted), 20),
-          f"the README's {len(counted)} automations are loaded", str([k for k in states() if k.startswith("automation.")]))
+          f"docs/mqtt.md's {len(counted)} automations are loaded", str([k for k in states() if k.startswith("automation.")]))
 
     # --- telwatch on a private bus with its simulator
     bus_conf = os.path.join(work, "bus.conf")
@@ -226,7 +226,7 @@ try:
     lines = []
 
     def start_watch():
-        # The host's name is the README's, in a UTS namespace of telwatch's own (each step execs the next).
+        # The host's name is docs/mqtt.md's, in a UTS namespace of telwatch's own (each step execs the next).
         w = start(["unshare", "--uts", "sh", "-c", f'hostname {host} && exec "$@"', "sh", telwatch, "--bus", address,
                    "--backend", "modemmanager", "--json", "--state-dir", state_dir, "--inhibit", "none",
                    "--config", conf], "telwatch", stdout=subprocess.PIPE)
@@ -300,7 +300,7 @@ try:
 
     # Before the first call, as on a Home Assistant that has been up a while: telwatch's state
     # read (a ring that came before Home Assistant's subscription would come from unavailable,
-    # not from off, and the README's ring automation rightly would not fire).
+    # not from off, and docs/mqtt.md's ring automation rightly would not fire).
     check(until(lambda: all(st["state"] != "unavailable" for k, st in entity_states().items() if k in expected)
                 and entity_states()[ringing]["state"] == "off", 20), "before the first call: available, ringing off",
           str(entity_states().get(ringing)))
@@ -331,13 +331,13 @@ try:
     delay(f"sensor.{node}_missed_calls_unseen", missed)
     check(wait_state(f"sensor.{node}_last_missed_caller", "+15550002"), "last missed caller")
     snapshot("missed")
-    check(until(lambda: counters()[1] == 1, 10), "the README's missed-call automation fired once", str(counters()))
+    check(until(lambda: counters()[1] == 1, 10), "docs/mqtt.md's missed-call automation fired once", str(counters()))
     # Rejected by screening: the rejected-call automation, not the ring's.
     n = len(lines); sim("ring +19005550100")
     screened = wait_line(watch, "screened", n); wait_line(watch, "run-stopped", n)
     check(wait_state(f"sensor.{node}_calls_blocked_today", "1"), "calls blocked today: 1")
     delay(f"sensor.{node}_calls_blocked_today", screened)
-    check(until(lambda: counters()[2] == 1, 10), "the README's rejected-call automation fired once", str(counters()))
+    check(until(lambda: counters()[2] == 1, 10), "docs/mqtt.md's rejected-call automation fired once", str(counters()))
     check(counters()[0] == 2, "a rejected call fires no ring automation", str(counters()))
     # Whether the automation fired or not depends on how Home Assistant batches its state writes;
     # what telwatch published does not: no state said ringing for the blocked call.
@@ -383,7 +383,7 @@ try:
     wait_line(watch, "run-stopped", n)
     check(wait_state(live, "off"), "idle again")
     rings = counters()[0]
-    check(rings == 4, "the README's ring automation fired once per ring (4)", str(counters()))
+    check(rings == 4, "docs/mqtt.md's ring automation fired once per ring (4)", str(counters()))
 
     # telwatch killed while a call rings; the call missed while it is down; telwatch again.
     n = len(lines); sim("ring +15550006"); wait_line(watch, "incoming", n)
@@ -425,7 +425,7 @@ try:
     time.sleep(2)  # what a restart could fire has had its chance (the automations are loaded)
     check(counters() == fired, "no automation fired on Home Assistant's restart", f"{fired} → {counters()}")
     snapshot("Home Assistant restarted")
-    # The README's automations still hear their events after Home Assistant's restart (MQTT
+    # docs/mqtt.md's automations still hear their events after Home Assistant's restart (MQTT
     # set up at its start this time), and more calls for line → last_changed.
     n = len(lines); sim("ring +15550009"); incoming = wait_line(watch, "incoming", n)
     check(wait_state(ringing, "on"), "after HA's restart: ringing"); delay(ringing, incoming)

@@ -1,3 +1,4 @@
+import Contacts
 import Glibc
 import Loop
 import Pipeline

@@ -5,16 +5,16 @@ import TestSupport
 import XCTest
 @testable import BGRunManager
 
-/// Every event kind's JSON line, held to the schema the README documents ("JSON output"):
+/// Every event kind's JSON line, held to the schema docs/user-guide.md documents ("JSON lines"):
 /// the exact keys in their order and each value's JSON type. A key added, dropped, renamed or
 /// retyped fails here. The switches over event kinds have no `default`, so a new kind does not
-/// build until its line is written down here (and in the README).
+/// build until its line is written down here (and in docs/user-guide.md).
 final class JSONSchemaTests: XCTestCase {
-    /// 2026-11-29T14:20:45.402Z, as in the README's example.
+    /// 2026-11-29T14:20:45.402Z, as in docs/user-guide.md's example.
     private let now = 1_795_962_045.402
     private let callID = "8758f479-318c-412c-8eef-94e245ed8d9f"
     private let schema = EventSchema()
-    /// The README example's modem.
+    /// The modem of docs/user-guide.md's example.
     private let identity = ModemIdentity(equipmentID: "356938035643809", ownNumber: "+15551230000",
                                          operatorName: "Example Mobile")
 

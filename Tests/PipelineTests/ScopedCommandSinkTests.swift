@@ -1,5 +1,6 @@
 import BGRunManager
 import CallMonitor
+import Contacts
 import Glibc
 import Loop
 import Pipeline

@@ -4,6 +4,7 @@ import DBus
 import Glibc
 import Loop
 import Pipeline
+import Processes
 import TestSupport
 import XCTest
 
@@ -246,23 +247,24 @@ final class TelManagerTests: XCTestCase {
             exit 0
             """)
         try Files.script(hookDirectory + "/connected", "exit 0")
-        let timeout = 0.8
+        // Long enough that "before the timeout" holds on any machine, however loaded: what is
+        // checked is the order of things, not how fast they are.
+        let timeout = 3.0
         try makeLink(hookDirectory: hookDirectory, hookTimeout: timeout, killGrace: 0.5)
+        let hungHookDone = { self.outcomes.contains { $0.key == self.tracker.call(mmKey(0))?.id } }
 
-        let began = monotonicNow()
-        XCTAssertLessThan(feed(.callAppeared(mmKey(0), modem: mmModem, ringing("+1hang"), initial: false)), 0.1)
+        XCTAssertLessThan(feed(.callAppeared(mmKey(0), modem: mmModem, ringing("+1hang"), initial: false)), timeout / 2)
         let hanging = try callID(mmKey(0))
-        XCTAssertLessThan(feed(.callAppeared(mmKey(1), modem: mmModem, ringing("+15550002"), initial: false)), 0.1)
+        XCTAssertLessThan(feed(.callAppeared(mmKey(1), modem: mmModem, ringing("+15550002"), initial: false)), timeout / 2)
         let other = try callID(mmKey(1))
-        XCTAssertLessThan(feed(.callChanged(mmKey(0), answered)), 0.1, "handing a hook over never waits for it")
+        XCTAssertLessThan(feed(.callChanged(mmKey(0), answered)), timeout / 2, "handing a hook over never waits for it")
         waitForLock()
-        XCTAssertLessThan(monotonicNow() - began, timeout / 2, "the run started while the hook hung")
+        XCTAssertFalse(hungHookDone(), "the run started while the hook hung")
 
         waitFor("the other call's hook") { self.outcomes.contains { $0.key == other } }
-        let otherIndex = try XCTUnwrap(outcomes.firstIndex { $0.key == other })
-        XCTAssertLessThan(outcomeArrivals[otherIndex] - began, timeout, "another call's hook ran while one hung")
+        XCTAssertFalse(hungHookDone(), "another call's hook ran while one hung")
 
-        waitFor("the hung hook and the one queued behind it", timeout: 5) {
+        waitFor("the hung hook and the one queued behind it", timeout: timeout + 10) {
             self.outcomes.filter { $0.key == hanging }.count >= 2
         }
         let ofHanging = outcomes.enumerated().filter { $0.element.key == hanging }
@@ -270,7 +272,7 @@ final class TelManagerTests: XCTestCase {
         let hung = ofHanging[0].element
         XCTAssertEqual(hung.result, .timedOut(.signaled(SIGTERM)))
         XCTAssertGreaterThanOrEqual(hung.duration, timeout - 0.01)
-        XCTAssertLessThan(hung.duration, timeout + 1)
+        XCTAssertLessThan(hung.duration, 100, "killed at its timeout, not left to run its 1,000 s")
         XCTAssertFalse(ProcessTable.isAlive(try XCTUnwrap(hung.pid)))
         XCTAssertEqual(ofHanging[1].element.result, .exited(0))
         XCTAssertGreaterThanOrEqual(outcomeArrivals[ofHanging[1].offset], outcomeArrivals[ofHanging[0].offset])

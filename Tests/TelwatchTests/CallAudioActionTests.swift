@@ -1,4 +1,5 @@
 import CallMonitor
+import DBus
 import Glibc
 import Loop
 import TestSupport
@@ -77,5 +78,28 @@ final class CallAudioActionTests: PhoneActionTestCase {
         }
         XCTAssertEqual(telwatch.log(), "telwatch: call-audio: callaudiod could not switch the audio to call mode "
                        + "(SelectMode(1) answered false); said once until it works again\n")
+    }
+
+    /// A callaudiod whose SelectMode answers something other than a boolean (another version, a
+    /// stand-in) has not said that it switched: one line, not silence taken for success.
+    func testASelectModeAnswerThatIsNoBooleanIsOneLine() throws {
+        try session.startMock(template: "callaudiod", owning: "org.mobian_project.CallAudio")
+        let loop = try EventLoop()
+        let client = try Connection(.address(session.address), loop: loop)
+        defer { client.close() }
+        try client.callValues("org.mobian_project.CallAudio", "/org/mobian_project/CallAudio", "org.freedesktop.DBus.Mock",
+                              "AddMethod", [.string("org.mobian_project.CallAudio"), .string("SelectMode"), .string("u"),
+                                            .string("s"), .string("ret = 'switched'")], timeout: 10)
+        try startModemManager()
+        let telwatch = try startWatchWithActions(["--call-audio"])
+
+        let (call, _) = try ringSeen("+15551230001")
+        try setStateSeen(call, .active, reason: .accepted)
+        XCTAssertNotNil(sessionTraffic.waitFor(isCall("SelectMode", callMode)))
+        XCTAssertTrue(Files.waitUntil(telwatch.logPath ?? "", timeout: 10) { !telwatch.log().isEmpty }, "nothing said")
+        XCTAssertEqual(telwatch.log(), "telwatch: call-audio: callaudiod answered SelectMode(1) with 's', not whether it "
+                       + "could switch the audio to call mode; said once until it works again\n")
+        try setStateSeen(call, .terminated, reason: .terminated)
+        XCTAssertNotNil(nextEvent(telwatch, "run-stopped"), "the calls went on")
     }
 }

@@ -14,17 +14,24 @@ final class DemoActionTests: CommandTestCase {
             let words = line.split(separator: " ")
             return words.count > 1 && ["incoming", "connected", "missed"].contains(words[1]) ? String(words[1]) : nil
         }
-        XCTAssertEqual(Array(said.prefix(6)), [
-            "incoming", "feedbackd: phone-incoming-call sounds (feedback 1)", "connected", "feedbackd: feedback 1 ends",
-            "callaudiod: call audio mode", "incoming",
-        ], result.output)
+        // On `connected` the ring ends and the call audio goes on; the ring's end waits for
+        // feedbackd's answer to the ring when the call was answered before it came (a loaded
+        // machine), so the two come in either order.
+        let answered: Set = ["feedbackd: feedback 1 ends", "callaudiod: call audio mode"]
+        XCTAssertEqual(Array(said.prefix(3)), ["incoming", "feedbackd: phone-incoming-call sounds (feedback 1)", "connected"],
+                       result.output)
+        XCTAssertEqual(Set(said.dropFirst(3).prefix(2)), answered, result.output)
+        XCTAssertEqual(said.dropFirst(5).first, "incoming", result.output)
         XCTAssertTrue(said.contains("feedbackd: phone-call-waiting sounds (feedback 2)"), result.output)
         XCTAssertTrue(said.contains { $0.hasPrefix("notification 1: Missed call: +15551230003 at ") }, result.output)
         XCTAssertEqual(said.filter { $0 == "callaudiod: call audio mode" }.count, 3, "once per run with a call answered")
         XCTAssertEqual(said.filter { $0 == "callaudiod: default audio mode" }.count, 3)
-        // Withdrawn when the missed caller's next call is answered, the story's last call.
-        let withdrawn = try XCTUnwrap(said.firstIndex(of: "notification 1 withdrawn"), result.output)
-        XCTAssertEqual(said[..<withdrawn].last, "callaudiod: call audio mode", result.output)
-        XCTAssertEqual(said.lastIndex(of: "connected"), withdrawn - 3, result.output)
+        // Withdrawn when the missed caller's next call is answered, the story's last call, beside
+        // that call's ring ending and its call audio going on.
+        let lastConnected = try XCTUnwrap(said.lastIndex(of: "connected"), result.output)
+        let afterIt = said[(lastConnected + 1)...].prefix(3)
+        XCTAssertTrue(afterIt.contains("notification 1 withdrawn"), result.output)
+        XCTAssertTrue(afterIt.contains("callaudiod: call audio mode"), result.output)
+        XCTAssertTrue(afterIt.contains { $0.hasPrefix("feedbackd: feedback ") && $0.hasSuffix(" ends") }, result.output)
     }
 }

@@ -4,6 +4,7 @@ import DBus
 import Foundation
 import Glibc
 import Loop
+import SQLite
 import TestSupport
 import XCTest
 @testable import History

@@ -1,5 +1,6 @@
 import CSQLite
 import History
+import SQLite
 import TestSupport
 import XCTest
 @testable import MQTTExport
@@ -15,12 +16,12 @@ final class MQTTOutboxTests: XCTestCase {
             let outbox = try MQTTOutbox(directory: scratch.path, limit: 10, maxAge: 3600)
             try outbox.add(seq: outbox.takeSeq(), time: 1_780_000_000, payload: "{}")
             try outbox.commit()
-            outbox.close()
+            try outbox.close()
         }
         do {
             let again = try MQTTOutbox(directory: scratch.path, limit: 10, maxAge: 3600)
             XCTAssertEqual(again.nextSeq, 2, "a real outbox goes on")
-            again.close()
+            try again.close()
         }
 
         for change in ["UPDATE outbox SET seq = 9223372036854775807", "UPDATE counter SET next_seq = 9223372036854775807"] {

@@ -1,4 +1,5 @@
 import CallMonitor
+import DBus
 import Glibc
 import Loop
 @testable import PhoneActions
@@ -78,5 +79,40 @@ final class NotifyActionTests: PhoneActionTestCase {
         assertPrompt(close, after: answer, "the notification withdrawn when the national form is answered")
         XCTAssertEqual(close?.firstUInt32, id)
         XCTAssertEqual(telwatch.log(), "")
+    }
+
+    /// A NotificationClosed that is not (id, reason) is not used, and said once however often it
+    /// comes; the notifications go on.
+    func testANotificationClosedOfAnotherShapeIsSaidOnce() throws {
+        try session.startMock(template: "notification_daemon", owning: "org.freedesktop.Notifications")
+        try startModemManager()
+        let telwatch = try startWatchWithActions(["--notify"])
+        let loop = try EventLoop()
+        let client = try Connection(.address(session.address), loop: loop)
+        defer { client.close() }
+        func emitMalformedClosed() throws {
+            try client.callValues("org.freedesktop.Notifications", "/org/freedesktop/Notifications",
+                                  "org.freedesktop.DBus.Mock", "EmitSignal",
+                                  [.string("org.freedesktop.Notifications"), .string("NotificationClosed"), .string("u"),
+                                   .array(elementSignature: "v", [.variant(.uint32(1))])], timeout: 10)
+        }
+
+        // Once a missed call was notified, telwatch listens for NotificationClosed.
+        let (missed, _) = try ringSeen("+15551230001")
+        try setStateSeen(missed, .terminated, reason: .terminated)
+        XCTAssertNotNil(sessionTraffic.waitFor(isCall("Notify")))
+        try emitMalformedClosed()
+        XCTAssertTrue(Files.waitUntil(telwatch.logPath ?? "", timeout: 10) { !telwatch.log().isEmpty }, "nothing said")
+        try emitMalformedClosed()
+
+        // The same number's next missed call and its answer: the notification is still withdrawn,
+        // and telwatch read the second signal before that Notify's answer (the server sent it first).
+        let (again, _) = try ringSeen("+15551230001")
+        try setStateSeen(again, .terminated, reason: .terminated)
+        XCTAssertNotNil(sessionTraffic.waitFor(isCall("Notify")))
+        let (answered, _) = try ringSeen("+15551230001")
+        try setStateSeen(answered, .active, reason: .accepted)
+        XCTAssertNotNil(sessionTraffic.waitFor(isCall("CloseNotification")), "the notification was not withdrawn")
+        XCTAssertEqual(telwatch.log(), "telwatch: notify: NotificationClosed came as 'u', not 'uu': not used (said once)\n")
     }
 }

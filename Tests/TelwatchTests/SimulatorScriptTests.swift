@@ -1,4 +1,5 @@
 @testable import telwatch
+import Simulator
 import XCTest
 
 /// The simulator's script language as a user writes it. Inputs found by fuzz/targets/simulator-script.

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Loop
+import Processes
 import TestSupport
 import XCTest
 
@@ -49,6 +50,20 @@ final class StatusDoctorTruthTests: CommandTestCase {
         // A member of the directory's group reads the run.
         let member = try runAs(status, prefix: ["setpriv", "--reuid=65534", "--regid=65534", "--groups=0", "--"])
         XCTAssertTrue(member.output.contains("run: held for"), member.output + member.errors)
+    }
+
+    /// Something in the run record's place that is no record (here a directory) is not "no run".
+    func testStatusSaysARunRecordItCannotUseInsteadOfNone() throws {
+        try Files.makeDirectory(stateDirectory)
+        try Files.makeDirectory(stateDirectory + "/current-run")
+        let text = try runToEnd(status)
+        XCTAssertTrue(text.output.contains("run: unknown: the run record (\(stateDirectory)/current-run) cannot be used: "
+                                           + "not a regular file; the next telwatch to start removes it, or says why it "
+                                           + "cannot"), text.output + text.errors)
+        XCTAssertFalse(text.output.contains("run: none"), text.output)
+        let json = try runToEnd(status + ["--json"])
+        let object = try XCTUnwrap(JSONLine.object(json.output.trimmingCharacters(in: .whitespacesAndNewlines)), json.output)
+        XCTAssertEqual((object["run_unusable"] as? [String: Any])?["reason"] as? String, "not a regular file", json.output)
     }
 
     func testStatusAfterTheDaemonWasKilledSaysItIsGoneAndWhatTheLastRunWas() throws {

@@ -4,6 +4,7 @@ import DBus
 import Foundation
 import Glibc
 import Loop
+import Processes
 import TestSupport
 import XCTest
 

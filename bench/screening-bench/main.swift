@@ -4,6 +4,7 @@
 // `CallScreener.screen` as the daemon makes it. The lists are random but seeded: the same files
 // on every run. Prints a table, then one JSON line. See bench/README.md.
 import CallMonitor
+import Contacts
 import Glibc
 import Loop
 import Pipeline

@@ -1,5 +1,5 @@
 // Fuzz target: the config file (`--config FILE`, /etc/telwatch/telwatch.conf).
-// fuzz-sources: Sources/telwatch/ConfigFile.swift Sources/telwatch/SettingValues.swift Sources/telwatch/CommandWords.swift
+// fuzz-sources: Sources/telwatch/ConfigFile.swift Sources/telwatch/SettingValues.swift Sources/telwatch/UsageError.swift Sources/telwatch/CommandWords.swift
 //
 // Its reading lives in the telwatch executable target, in files that import nothing, compiled in
 // here: the lines as entries, then every entry's value through each value parser (what a key

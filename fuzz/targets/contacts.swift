@@ -8,7 +8,7 @@
 // - `sameNumber` is reflexive and symmetric, and agrees with a book of one contact;
 // - a lookup of any number (pieces of the input) never crashes, with or without a book.
 
-@testable import Pipeline
+@testable import Contacts
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {

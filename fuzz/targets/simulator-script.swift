@@ -1,7 +1,7 @@
 // Fuzz target: the simulator's script language (`telwatch simulate`, `demo`).
-// fuzz-sources: Sources/telwatch/Simulator/SimulatorScript.swift
+// fuzz-sources: Sources/Simulator/SimulatorScript.swift
 //
-// The parser lives in the telwatch executable target, so its one file is compiled in here (it
+// The parser is the Simulator module's, and its one file is compiled in here (it
 // imports nothing). Checked besides "no crash": a script that parses gives one command per
 // non-blank line, in order; sleeps are finite and bounded; no number or call carries a separator.
 

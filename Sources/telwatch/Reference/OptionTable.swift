@@ -120,7 +120,7 @@ enum OptionTable {
                    commands: [.watch, .status, .events, .doctor, .log], key: "bus", change: .restart, kind: .words(buses)),
         OptionSpec("--bus", "system|session|ADDRESS", "the bus to own ModemManager's name on (default session)",
                    commands: [.simulate], kind: .words(buses)),
-        OptionSpec("--json", "JSON Lines instead of text (schema in the README)",
+        OptionSpec("--json", "JSON Lines instead of text (every event's keys: docs/user-guide.md)",
                    commands: [.watch, .status, .events, .demo], key: "json", change: .restart),
         OptionSpec("--json", "JSON Lines with the event stream's key names (and unseen)", commands: [.log]),
         OptionSpec("--inhibit", "WHAT[:MODE]|none", "what a run inhibits (default sleep:block; e.g. sleep:idle:block)",

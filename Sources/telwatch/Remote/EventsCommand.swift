@@ -77,9 +77,14 @@ enum EventsCommand {
     }
 
     private static func subscribe(_ connection: Connection, _ done: @escaping (Result<Message, DBusError>) -> Void) {
-        guard let call = try? Message.methodCall(destination: MonitorNames.busName, path: MonitorNames.path,
-                                                 interface: MonitorNames.interface, member: "Subscribe") else { return }
-        connection.call(call, timeout: 10, reply: done)
+        do {
+            let call = try Message.methodCall(destination: MonitorNames.busName, path: MonitorNames.path,
+                                              interface: MonitorNames.interface, member: "Subscribe")
+            connection.call(call, timeout: 10, reply: done)
+        } catch {
+            // Unsent, no answer would ever come: `events` would wait for nothing.
+            done(.failure(error as? DBusError ?? .invalidArgument("\(error)")))
+        }
     }
 }
 

@@ -6,14 +6,14 @@ import DBus
 /// with modems only, `Modem.Voice` with ListCalls/CallAdded/CallDeleted, and calls at
 /// `/org/freedesktop/ModemManager1/Call/N` whose every state change is a `StateChanged(iiu)`
 /// followed by `PropertiesChanged`. A ringing call appears through `CallAdded` already RINGING_IN.
-final class SimulatedModemManager {
-    static let busName = "org.freedesktop.ModemManager1"
-    static let root: ObjectPath = "/org/freedesktop/ModemManager1"
-    static let modemInterface = "org.freedesktop.ModemManager1.Modem"
-    static let voiceInterface = "org.freedesktop.ModemManager1.Modem.Voice"
-    static let callInterface = "org.freedesktop.ModemManager1.Call"
+public final class SimulatedModemManager {
+    public static let busName = "org.freedesktop.ModemManager1"
+    public static let root: ObjectPath = "/org/freedesktop/ModemManager1"
+    public static let modemInterface = "org.freedesktop.ModemManager1.Modem"
+    public static let voiceInterface = "org.freedesktop.ModemManager1.Modem.Voice"
+    public static let callInterface = "org.freedesktop.ModemManager1.Call"
 
-    final class Call {
+    public final class Call {
         let path: ObjectPath
         let modem: ObjectPath
         var state: ModemManagerCallState
@@ -33,8 +33,8 @@ final class SimulatedModemManager {
         }
     }
 
-    struct SimulationError: Error, CustomStringConvertible {
-        let description: String
+    public struct SimulationError: Error, CustomStringConvertible {
+        public let description: String
     }
 
     private let connection: Connection
@@ -43,7 +43,7 @@ final class SimulatedModemManager {
     private var nextModem = 0
     private var nextCall = 0
 
-    init(connection: Connection) throws {
+    public init(connection: Connection) throws {
         self.connection = connection
         let manager = try ExportedInterface(BusDaemon.objectManagerInterface)
         try manager.addMethod("GetManagedObjects", out: "a{oa{sa{sv}}}") { [unowned self] _ in
@@ -60,7 +60,7 @@ final class SimulatedModemManager {
     }
 
     /// Takes the well-known name; fails if a real ModemManager (or another simulator) has it.
-    func claimName() throws {
+    public func claimName() throws {
         guard try connection.requestName(SimulatedModemManager.busName) == .primaryOwner else {
             throw SimulationError(description: "\(SimulatedModemManager.busName) is already owned on this bus "
                                   + "(a real ModemManager or another simulator is running)")
@@ -70,7 +70,7 @@ final class SimulatedModemManager {
     // MARK: Modems
 
     @discardableResult
-    func addModem(model: String = "Simulated Modem", announce: Bool = true) throws -> ObjectPath {
+    public func addModem(model: String = "Simulated Modem", announce: Bool = true) throws -> ObjectPath {
         let path = try ObjectPath("/org/freedesktop/ModemManager1/Modem/\(nextModem)")
         let index = nextModem
         nextModem += 1
@@ -132,7 +132,7 @@ final class SimulatedModemManager {
 
     // MARK: Calls
 
-    func call(at path: ObjectPath) throws -> Call {
+    public func call(at path: ObjectPath) throws -> Call {
         guard let found = calls.first(where: { $0.path == path }) else {
             throw DBusError.remote(name: "org.freedesktop.ModemManager1.Error.Core.NotFound",
                                    message: "no call \(path)")
@@ -142,7 +142,7 @@ final class SimulatedModemManager {
 
     /// A call appears as ModemManager shows it: exported first, then `CallAdded`, no `StateChanged`.
     @discardableResult
-    func addCall(on modem: ObjectPath, state: ModemManagerCallState, reason: ModemManagerCallStateReason,
+    public func addCall(on modem: ObjectPath, state: ModemManagerCallState, reason: ModemManagerCallStateReason,
                  direction: ModemManagerCallDirection, number: String) throws -> Call {
         let path = try ObjectPath("/org/freedesktop/ModemManager1/Call/\(nextCall)")
         nextCall += 1
@@ -156,7 +156,7 @@ final class SimulatedModemManager {
     }
 
     /// `StateChanged(old, new, reason)`, then `PropertiesChanged`, as the daemon sends them.
-    func setState(_ call: Call, _ state: ModemManagerCallState, reason: ModemManagerCallStateReason) throws {
+    public func setState(_ call: Call, _ state: ModemManagerCallState, reason: ModemManagerCallStateReason) throws {
         guard call.state != state else { return }
         let old = call.state
         call.state = state
@@ -170,14 +170,14 @@ final class SimulatedModemManager {
     }
 
     /// A late +CLIP: only `PropertiesChanged` on Number.
-    func setNumber(_ call: Call, _ number: String) throws {
+    public func setNumber(_ call: Call, _ number: String) throws {
         guard call.number != number else { return }
         call.number = number
         try connection.emitPropertiesChanged(path: call.path, interface: SimulatedModemManager.callInterface,
                                              changed: ["Number": .string(number)])
     }
 
-    func delete(_ call: Call) throws {
+    public func delete(_ call: Call) throws {
         calls.removeAll { $0 === call }
         connection.unexport(call.path)
         try connection.emitPropertiesChanged(path: call.modem, interface: SimulatedModemManager.voiceInterface,

@@ -4,9 +4,9 @@ import Loop
 
 /// A throwaway `dbus-daemon` for the demo: system-bus semantics and a permissive policy, its
 /// socket in a fresh directory under $TMPDIR. It is stopped (by PID) and removed on `stop()`.
-final class PrivateBus {
-    let directory: String
-    let address: String
+public final class PrivateBus {
+    public let directory: String
+    public let address: String
     private let pid: pid_t
     private var stopped = false
 
@@ -27,11 +27,11 @@ final class PrivateBus {
 
     """
 
-    struct StartError: Error, CustomStringConvertible {
-        let description: String
+    public struct StartError: Error, CustomStringConvertible {
+        public let description: String
     }
 
-    init() throws {
+    public init() throws {
         let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
         var template = Array((base + "/telwatch-demo-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {
@@ -72,7 +72,7 @@ final class PrivateBus {
             let count = read(fds[0], &chunk, chunk.count)
             if count > 0 { line += chunk[..<count] } else if count == 0 { break }
         }
-        let text = String(decoding: line, as: UTF8.self).trimmingSpaces().split(separator: "\n").first.map(String.init) ?? ""
+        let text = String(decoding: line, as: UTF8.self).split(whereSeparator: \.isWhitespace).first.map(String.init) ?? ""
         guard text.hasPrefix("unix:") else {
             kill(pid, SIGKILL)
             waitpid(pid, nil, 0)
@@ -82,7 +82,7 @@ final class PrivateBus {
         address = text
     }
 
-    func stop() {
+    public func stop() {
         guard !stopped else { return }
         stopped = true
         kill(pid, SIGTERM)

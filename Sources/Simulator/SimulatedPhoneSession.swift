@@ -5,13 +5,13 @@ import Glibc
 /// callaudiod and a notification server with the real names, paths and methods
 /// (docs/phone-actions.md). They do nothing but answer as the real ones do and say what they were
 /// asked, so `telwatch demo --feedback --call-audio --notify` shows what a phone would do, when.
-final class SimulatedPhoneSession {
+public final class SimulatedPhoneSession {
     private let connection: Connection
     private let say: (String) -> Void
     private var nextFeedback: UInt32 = 1
     private var nextNotification: UInt32 = 1
 
-    init(connection: Connection, say: @escaping (String) -> Void) throws {
+    public init(connection: Connection, say: @escaping (String) -> Void) throws {
         self.connection = connection
         self.say = say
         try exportFeedbackd()

@@ -1,31 +1,12 @@
 import CSQLite
 import Glibc
 
-/// A failed SQLite call: its extended result code, the errno behind it when there was one, and
-/// SQLite's own message.
-public struct SQLiteError: Error, Equatable, CustomStringConvertible {
-    public let code: Int32
-    public let systemErrno: Int32
-    public let message: String
-
-    public init(code: Int32, systemErrno: Int32 = 0, message: String) {
-        self.code = code
-        self.systemErrno = systemErrno
-        self.message = message
-    }
-
-    /// The primary result code (`SQLITE_BUSY`, `SQLITE_READONLY`…), without the extension.
-    public var primary: Int32 { code & 0xFF }
-
-    public var description: String { message }
-}
-
 /// One connection to one database file, used from one thread (the loop's, or a one-shot command's).
 /// `package`: the MQTT outbox keeps its own small database with it.
 package final class SQLiteDatabase {
     private(set) var handle: OpaquePointer?
     /// Frames in the WAL after the last commit, once `trackWALFrames()` was called.
-    private(set) var walFrames = 0
+    package private(set) var walFrames = 0
 
     /// `flags` are `SQLITE_OPEN_*`; a `file:` URI is accepted (`SQLITE_OPEN_URI` is added).
     package init(path: String, flags: Int32) throws {
@@ -152,75 +133,4 @@ package final class SQLiteDatabase {
         SQLiteError(code: sqlite3_extended_errcode(handle), systemErrno: sqlite3_system_errno(handle),
                     message: String(cString: sqlite3_errmsg(handle)))
     }
-}
-
-/// A prepared statement. Binding and reading are by position (1-based binds, 0-based columns,
-/// as SQLite counts them).
-package final class SQLiteStatement {
-    private let statement: OpaquePointer
-    private unowned let database: SQLiteDatabase
-
-    fileprivate init(_ statement: OpaquePointer, database: SQLiteDatabase) {
-        self.statement = statement
-        self.database = database
-    }
-
-    deinit { sqlite3_finalize(statement) }
-
-    package func bind(_ index: Int32, _ value: String?) {
-        guard let value else { sqlite3_bind_null(statement, index); return }
-        // Bytes as they came (a caller id may hold anything UTF-8 can), copied by SQLite.
-        var copy = value
-        copy.withUTF8 { bytes in
-            _ = sqlite3_bind_text(statement, index, UnsafeRawPointer(bytes.baseAddress)?.assumingMemoryBound(to: CChar.self),
-                                  Int32(bytes.count), csqlite_transient())
-        }
-    }
-
-    package func bind(_ index: Int32, _ value: Double?) {
-        guard let value, value.isFinite else { sqlite3_bind_null(statement, index); return }
-        sqlite3_bind_double(statement, index, value)
-    }
-
-    package func bind(_ index: Int32, _ value: Int) { sqlite3_bind_int64(statement, index, Int64(value)) }
-
-    package func bind(_ index: Int32, _ value: Bool) { sqlite3_bind_int(statement, index, value ? 1 : 0) }
-
-    /// Steps once; true when a row is there to read.
-    @discardableResult
-    package func step() throws -> Bool {
-        switch sqlite3_step(statement) {
-        case SQLITE_ROW: return true
-        case SQLITE_DONE: return false
-        default: throw SQLiteDatabase.error(of: database.handle)
-        }
-    }
-
-    /// Ready to run again, binds cleared.
-    package func reset() {
-        sqlite3_reset(statement)
-        sqlite3_clear_bindings(statement)
-    }
-
-    package func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
-
-    package func text(_ column: Int32) -> String? {
-        guard !isNull(column), let bytes = sqlite3_column_text(statement, column) else { return nil }
-        let count = Int(sqlite3_column_bytes(statement, column))
-        return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
-    }
-
-    package func double(_ column: Int32) -> Double? {
-        isNull(column) ? nil : sqlite3_column_double(statement, column)
-    }
-
-    /// A number stored as one; nil for NULL, text or a blob (which `double` reads as 0).
-    package func number(_ column: Int32) -> Double? {
-        let type = sqlite3_column_type(statement, column)
-        return type == SQLITE_FLOAT || type == SQLITE_INTEGER ? sqlite3_column_double(statement, column) : nil
-    }
-
-    package func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(statement, column)) }
-
-    package func bool(_ column: Int32) -> Bool { sqlite3_column_int64(statement, column) != 0 }
 }

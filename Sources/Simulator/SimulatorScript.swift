@@ -1,6 +1,6 @@
 /// The simulator's script language: one command per line, `#` starts a comment.
 /// Calls are named c1, c2, … in the order they are created (`last` is the newest).
-enum SimulatorCommand: Equatable {
+public enum SimulatorCommand: Equatable {
     case addModem(model: String)
     case ring(number: String, modem: Int)
     case waiting(number: String, modem: Int)
@@ -18,12 +18,12 @@ enum SimulatorCommand: Equatable {
     case sleep(Double)
     case echo(String)
 
-    enum CallReference: Equatable {
+    public enum CallReference: Equatable {
         case numbered(Int)  // c1 → 1
         case last
     }
 
-    static let help = """
+    public static let help = """
     simulator script: one command per line; '#' starts a comment. Calls are c1, c2, … in order of creation, or 'last'.
       modem [MODEL]                 add a modem (modem 0 exists from the start)
       ring NUMBER [on N]            an incoming call rings on modem N (default 0); NUMBER '-' = a bare RING, no caller id yet
@@ -42,14 +42,14 @@ enum SimulatorCommand: Equatable {
       echo TEXT                     print TEXT
     """
 
-    struct ParseError: Error, CustomStringConvertible {
+    public struct ParseError: Error, CustomStringConvertible {
         let line: Int
         let message: String
-        var description: String { "line \(line): \(message)" }
+        public var description: String { "line \(line): \(message)" }
     }
 
     /// Parses a whole script; nil entries are blank or comment lines.
-    static func parse(_ text: String) throws -> [(line: Int, command: SimulatorCommand)] {
+    public static func parse(_ text: String) throws -> [(line: Int, command: SimulatorCommand)] {
         var out: [(Int, SimulatorCommand)] = []
         // "\r\n" is one Character in Swift, so splitting at "\n" alone would read a script saved
         // with CRLF line endings as one long line.
@@ -60,7 +60,7 @@ enum SimulatorCommand: Equatable {
         return out
     }
 
-    static func parse(line: String, number: Int) throws -> SimulatorCommand? {
+    public static func parse(line: String, number: Int) throws -> SimulatorCommand? {
         let content = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         let words = content.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }).map(String.init)
         guard let verb = words.first?.lowercased() else { return nil }

@@ -5,10 +5,10 @@ import Loop
 /// Just enough of systemd-logind for the demo's private bus: `Manager.Inhibit` hands out a real
 /// descriptor (the read end of a pipe) and the lock lasts until every copy of it is closed, which
 /// is how logind itself behaves; `ListInhibitors` shows the locks still held.
-final class SimulatedLogind {
-    static let busName = "org.freedesktop.login1"
-    static let path: ObjectPath = "/org/freedesktop/login1"
-    static let interface = "org.freedesktop.login1.Manager"
+public final class SimulatedLogind {
+    public static let busName = "org.freedesktop.login1"
+    public static let path: ObjectPath = "/org/freedesktop/login1"
+    public static let interface = "org.freedesktop.login1.Manager"
 
     private struct Lock {
         let what: String, who: String, why: String, mode: String
@@ -19,7 +19,7 @@ final class SimulatedLogind {
     private let connection: Connection
     private var locks: [Lock] = []
 
-    init(connection: Connection) throws {
+    public init(connection: Connection) throws {
         self.connection = connection
         let manager = try ExportedInterface(SimulatedLogind.interface)
         try manager.addMethod("Inhibit", in: "ssss", out: "h") { [unowned self] call in
@@ -38,7 +38,7 @@ final class SimulatedLogind {
         _ = try connection.requestName(SimulatedLogind.busName)
     }
 
-    var heldLocks: Int { locks.count }
+    public var heldLocks: Int { locks.count }
 
     private func inhibit(what: String, who: String, why: String, mode: String) throws -> UnixFD {
         var fds: [Int32] = [0, 0]

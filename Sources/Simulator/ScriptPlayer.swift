@@ -4,7 +4,7 @@ import Loop
 
 /// Plays simulator commands one after another on the event loop; `sleep` arms a timer instead
 /// of blocking, so the bus keeps being served while the script waits.
-final class ScriptPlayer {
+public final class ScriptPlayer {
     private let simulator: SimulatedModemManager
     private let loop: EventLoop
     private let report: (String) -> Void
@@ -13,22 +13,22 @@ final class ScriptPlayer {
     private var pause: TimerSource?
     private var paused = false
     /// Runs once, when the queue is empty and no pause is pending.
-    var onIdle: (() -> Void)?
+    public var onIdle: (() -> Void)?
     /// `echo` lines go here when set (the demo's narration), else to `report`.
-    var onNarration: ((String) -> Void)?
+    public var onNarration: ((String) -> Void)?
     /// Multiplies every `sleep` (the demo's --speed divides it).
-    var timeScale = 1.0
-    private(set) var failure: String?
+    public var timeScale = 1.0
+    public private(set) var failure: String?
 
-    init(simulator: SimulatedModemManager, loop: EventLoop, report: @escaping (String) -> Void) {
+    public init(simulator: SimulatedModemManager, loop: EventLoop, report: @escaping (String) -> Void) {
         self.simulator = simulator
         self.loop = loop
         self.report = report
     }
 
-    var isIdle: Bool { queue.isEmpty && !paused }
+    public var isIdle: Bool { queue.isEmpty && !paused }
 
-    func enqueue(_ commands: [(line: Int, command: SimulatorCommand)]) {
+    public func enqueue(_ commands: [(line: Int, command: SimulatorCommand)]) {
         queue += commands
         loop.soon { [weak self] in self?.advance() }
     }
@@ -136,8 +136,8 @@ final class ScriptPlayer {
         return simulator.modems[index]
     }
 
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
         init(_ description: String) { self.description = description }
     }
 }

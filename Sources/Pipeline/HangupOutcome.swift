@@ -1,0 +1,20 @@
+/// How a screened call's hang-up went.
+public enum HangupOutcome: Equatable, Sendable {
+    /// `Hangup` was sent to the stack.
+    case requested
+    /// The stack (or polkit) refused it: the call rings after all.
+    case failed(String)
+
+    /// Why the hang-up failed, or nil.
+    public var failure: String? {
+        if case .failed(let why) = self { return why }
+        return nil
+    }
+
+    public var word: String {
+        switch self {
+        case .requested: return "requested"
+        case .failed: return "failed"
+        }
+    }
+}
