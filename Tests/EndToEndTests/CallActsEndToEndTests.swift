@@ -8,6 +8,7 @@ final class ModemManagerCallActsTests: EndToEndTestCase {
     func testRefusalsNeverReachTheModem() throws { try refusalsNeverReachTheModem() }
     func testActsReachTheModemInTime() throws { try actsReachTheModemInTime() }
     func testStackRefusalComesInItsOwnWords() throws { try stackRefusalComesInItsOwnWords() }
+    func testActWhoseStackDiesIsAnswered() throws { try actWhoseStackDiesIsAnswered() }
 
     /// Why every number is checked before ModemManager sees it: Debian's ModemManager (1.20,
     /// 1.24) writes a `;` in a number into its ATD as it is, and the modem runs what follows.
@@ -29,4 +30,5 @@ final class OfonoCallActsTests: EndToEndTestCase {
     func testRefusalsNeverReachTheModem() throws { try refusalsNeverReachTheModem() }
     func testActsReachTheModemInTime() throws { try actsReachTheModemInTime() }
     func testStackRefusalComesInItsOwnWords() throws { try stackRefusalComesInItsOwnWords() }
+    func testActWhoseStackDiesIsAnswered() throws { try actWhoseStackDiesIsAnswered() }
 }

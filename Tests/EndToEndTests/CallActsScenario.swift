@@ -190,3 +190,24 @@ extension EndToEndTestCase {
         try world.bus.wait("the stack listing no call", timeout: 10) { (try? daemon.liveCalls().isEmpty) == true }
     }
 }
+
+extension EndToEndTestCase {
+    /// The stack dies with an act asked of it and not answered (stopped, then killed): the act is
+    /// answered all the same, `stackGone`, once the stack's name is gone.
+    func actWhoseStackDiesIsAnswered() throws {
+        try daemon.start()
+        let acting = try ActingMonitor(bus: world.bus, kind: kind)
+        defer { acting.stop() }
+        try modem.ring("+15550004")
+        let call = try acting.call("+15550004", in: .incoming)
+        let process = try XCTUnwrap(daemon.process)
+        process.signal(SIGSTOP)
+        var report: CallActReport?
+        acting.monitor.act(.answer, on: call.key) { report = $0 }
+        daemon.kill()
+        try world.bus.wait("the answer to an act whose stack died", timeout: 20) { report != nil }
+        XCTAssertEqual(report?.failure, .stackGone)
+        XCTAssertGreaterThan(report?.elapsed ?? 0, 0)
+        try acting.waitIdle()
+    }
+}
