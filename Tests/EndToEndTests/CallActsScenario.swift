@@ -96,6 +96,10 @@ extension EndToEndTestCase {
         for number in ["112", "+112", "911#", "*31#112", "00112", "1-1-2", "999"] {
             XCTAssertEqual(acting.dialRefusal(number)?.failure, .emergencyNumber, number)
         }
+        if kind == .ofono {
+            // Not a common emergency number: oFono's own list (EmergencyNumbers) has it.
+            XCTAssertEqual(acting.dialRefusal("08")?.failure, .emergencyNumber, "oFono's list")
+        }
         let semicolon = DialStringRefusal.forbidden(0x3B)
         XCTAssertEqual(acting.dialRefusal("+1555;+CFUN=0")?.failure, .refusedNumber(semicolon))
         XCTAssertEqual(acting.dialRefusal("+1555\n")?.failure, .refusedNumber(.forbidden(0x0A)))
