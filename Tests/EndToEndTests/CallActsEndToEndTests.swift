@@ -9,6 +9,7 @@ final class ModemManagerCallActsTests: EndToEndTestCase {
     func testActsReachTheModemInTime() throws { try actsReachTheModemInTime() }
     func testStackRefusalComesInItsOwnWords() throws { try stackRefusalComesInItsOwnWords() }
     func testActWhoseStackDiesIsAnswered() throws { try actWhoseStackDiesIsAnswered() }
+    func testAnswerRacingTheCallersHangUpIsAnswered() throws { try answerRacingTheCallersHangUpIsAnswered() }
 
     /// Why every number is checked before ModemManager sees it: Debian's ModemManager (1.20,
     /// 1.24) writes a `;` in a number into its ATD as it is, and the modem runs what follows.
@@ -31,4 +32,5 @@ final class OfonoCallActsTests: EndToEndTestCase {
     func testActsReachTheModemInTime() throws { try actsReachTheModemInTime() }
     func testStackRefusalComesInItsOwnWords() throws { try stackRefusalComesInItsOwnWords() }
     func testActWhoseStackDiesIsAnswered() throws { try actWhoseStackDiesIsAnswered() }
+    func testAnswerRacingTheCallersHangUpIsAnswered() throws { try answerRacingTheCallersHangUpIsAnswered() }
 }

@@ -215,3 +215,25 @@ extension EndToEndTestCase {
         try acting.waitIdle()
     }
 }
+
+extension EndToEndTestCase {
+    /// An answer racing the caller's own hang-up: asked while the call still rings for telwatch,
+    /// it is answered either way (done, or the stack's refusal), and nothing is left live.
+    func answerRacingTheCallersHangUpIsAnswered() throws {
+        try daemon.start()
+        let acting = try ActingMonitor(bus: world.bus, kind: kind)
+        defer { acting.stop() }
+        try modem.ring("+15550005")
+        let call = try acting.call("+15550005", in: .incoming)
+        try modem.remoteHangup()
+        let report = try acting.act(.answer, on: call.key)
+        // ModemManager: Connection.NoCarrier (the modem answered ATA so); oFono: Error.Failed, or
+        // UnknownObject once the call object is gone.
+        switch report.outcome {
+        case .success, .failure(.stackRefused): break
+        case .failure(let failure): XCTFail("\(failure)")
+        }
+        try acting.waitIdle()
+        XCTAssertEqual(try modem.calls(), [])
+    }
+}
