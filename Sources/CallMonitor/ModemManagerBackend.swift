@@ -23,7 +23,7 @@ public final class ModemManagerBackend: LinkedBackend {
     let link: ServiceLink
     static var callInterface: String { ModemManagerBus.call }
     /// Modems with Modem.Voice: the only ones whose calls can be listed.
-    private var voiceModems: Set<String> = []
+    private(set) var voiceModems: Set<String> = []
     /// The count of voice modems as last said (by a sync's listing, then by `.modemsChanged`);
     /// nil until a sync has listed them.
     private var saidModems: Int?
