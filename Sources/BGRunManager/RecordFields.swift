@@ -2,7 +2,20 @@
 /// `\n`, `\r`) so that any text survives a round trip and no value can forge another line.
 public enum RecordFields {
     public static func encode(_ fields: [(key: String, value: String)]) -> String {
-        fields.map { $0.key + "=" + escape($0.value) + "\n" }.joined()
+        // Written on every turn that changes a run or the live calls: the bytes are gathered in
+        // one buffer, grown once, and made a string at the end (appending string to string costs
+        // more than the copy).
+        var capacity = 0
+        for field in fields { capacity += field.key.utf8.count + field.value.utf8.count + 2 }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(capacity + capacity / 8)
+        for field in fields {
+            bytes.append(contentsOf: field.key.utf8)
+            bytes.append(UInt8(ascii: "="))
+            appendEscaped(field.value, to: &bytes)
+            bytes.append(UInt8(ascii: "\n"))
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The fields by key; nil when a line is not `key=value`.
@@ -15,17 +28,16 @@ public enum RecordFields {
         return fields
     }
 
-    private static func escape(_ value: String) -> String {
-        var out = ""
-        for character in value.unicodeScalars {
-            switch character {
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            default: out.unicodeScalars.append(character)
+    /// Almost every value needs no escape: its bytes are appended whole.
+    private static func appendEscaped(_ value: String, to bytes: inout [UInt8]) {
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+            case UInt8(ascii: "\n"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+            case UInt8(ascii: "\r"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+            default: bytes.append(byte)
             }
         }
-        return out
     }
 
     private static func unescape(_ value: Substring) -> String {

@@ -11,12 +11,16 @@ public final class CallMonitor {
     public let selection: BackendSelection
     private let connection: Connection
     private let clock: () -> Double
-    private let noticeClock: () -> Double
+    let noticeClock: () -> Double
     private let onEvents: ([TrackerEvent], Double) -> Void
     private let onNotice: (BackendNotice) -> Void
     private var tracker = CallTracker()
     private var limiter = NoticeLimiter()
-    private var backends: [CallBackend] = []
+    private(set) var backends: [CallBackend] = []
+    /// Acts asked of the stacks and not answered yet (`CallMonitor.act`, `dial`).
+    let actsInFlight = ActsInFlight()
+    /// Each modem's emergency numbers as its stack lists them: no act dials them.
+    var listedEmergencyNumbers: [ModemKey: Set<String>] = [:]
     public private(set) var isRunning = false
     /// The calls an earlier telwatch left live (`RememberedCall`), for `start()`: a call each
     /// stack's first sync finds still live goes on under its id; after that sync, no other.
@@ -72,6 +76,7 @@ public final class CallMonitor {
         tracker.remember(remembered)
         remembered = []
         limiter = NoticeLimiter()
+        listedEmergencyNumbers = [:]
         backends = selection.kinds.map(makeBackend)
         isRunning = true
         do {
@@ -88,6 +93,7 @@ public final class CallMonitor {
         guard isRunning else { return }
         isRunning = false
         for backend in backends { backend.stop() }
+        actsInFlight.stackGone(nil)
         for notice in limiter.flush() { onNotice(notice) }
     }
 
@@ -142,6 +148,10 @@ public final class CallMonitor {
         switch notice {
         case .serviceVanished(let kind, _):
             notice = .serviceVanished(kind, liveCalls: tracker.liveCalls.filter { $0.key.backend == kind }.count)
+            listedEmergencyNumbers = listedEmergencyNumbers.filter { $0.key.backend != kind }
+            actsInFlight.stackGone(kind)
+        case .emergencyNumbers(let kind, let modem, let numbers):
+            listedEmergencyNumbers[ModemKey(backend: kind, path: modem)] = Set(numbers)
         case .synced(let kind, _, _), .serviceAbsent(let kind), .syncRefused(let kind, _), .syncFailed(let kind, _):
             tracker.forgetRemembered(of: kind)
         default:

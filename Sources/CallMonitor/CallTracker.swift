@@ -50,7 +50,6 @@ public struct CallTracker {
 
     private struct LiveCall {
         var snapshot: CallSnapshot
-        var order: UInt64
         /// First seen as incoming (ringing or waiting): an unanswered end is missed even if the
         /// backend later claims another direction.
         var firstSeenIncoming: Bool
@@ -67,7 +66,9 @@ public struct CallTracker {
 
     private let makeID: () -> String
     private var live: [CallKey: LiveCall] = [:]
-    private var nextOrder: UInt64 = 0
+    /// The keys of `live` in first-seen order: the live calls are asked for after every turn that
+    /// changed them (the state directory's record), too often to sort them each time.
+    private var liveOrder: [CallKey] = []
     /// Ended calls whose objects may still exist: value = modem.
     private var ended: RecentMemory<ModemPath>
     /// Keys that appeared without a known live phase.
@@ -95,7 +96,7 @@ public struct CallTracker {
 
     /// Live calls, in first-seen order.
     public var liveCalls: [CallSnapshot] {
-        live.values.sorted { $0.order < $1.order }.map(\.snapshot)
+        liveOrder.compactMap { live[$0]?.snapshot }
     }
 
     /// How many calls are live (O(1); `liveCalls` sorts and copies every snapshot).
@@ -403,10 +404,7 @@ public struct CallTracker {
     }
 
     private func liveKeysInOrder(where match: (CallSnapshot) -> Bool) -> [CallKey] {
-        live.values
-            .filter { match($0.snapshot) }
-            .sorted { $0.order < $1.order }
-            .map(\.snapshot.key)
+        liveOrder.filter { key in live[key].map { match($0.snapshot) } ?? false }
     }
 
     /// A call's first sight, under `id` when its announcement gave it one.
@@ -448,8 +446,9 @@ public struct CallTracker {
             endedAt: nil
         )
         let firstSeenIncoming = state == .incoming || earlier?.state == .incoming
-        live[key] = LiveCall(snapshot: snapshot, order: nextOrder, firstSeenIncoming: firstSeenIncoming)
-        nextOrder &+= 1
+        if live[key] != nil { liveOrder.removeAll { $0 == key } }
+        live[key] = LiveCall(snapshot: snapshot, firstSeenIncoming: firstSeenIncoming)
+        liveOrder.append(key)
         out.append(.transition(snapshot, previous: nil))
         return snapshot
     }
@@ -501,6 +500,7 @@ public struct CallTracker {
         _ key: CallKey, reason: CallEndReason?, time: Double, out: inout [TrackerEvent]
     ) -> CallSnapshot? {
         guard let call = live.removeValue(forKey: key) else { return nil }
+        if let place = liveOrder.firstIndex(of: key) { liveOrder.remove(at: place) }
         var snap = call.snapshot
         let previous = snap.state
         snap.state = .disconnected

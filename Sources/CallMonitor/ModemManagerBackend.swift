@@ -23,7 +23,7 @@ public final class ModemManagerBackend: LinkedBackend {
     let link: ServiceLink
     static var callInterface: String { ModemManagerBus.call }
     /// Modems with Modem.Voice: the only ones whose calls can be listed.
-    private var voiceModems: Set<String> = []
+    private(set) var voiceModems: Set<String> = []
     /// The count of voice modems as last said (by a sync's listing, then by `.modemsChanged`);
     /// nil until a sync has listed them.
     private var saidModems: Int?
@@ -147,11 +147,10 @@ public final class ModemManagerBackend: LinkedBackend {
         case .success(let answer): reply = answer
         case .failure: return
         }
-        guard let map = try? reply.decode(PropertyMap.self) else {
+        var problems: [String] = []
+        guard let properties = ModemManagerCallProperties(getAllAnswer: reply, problems: &problems) else {
             return output.report(["GetAll answered '\(reply.signature)'"], on: path)
         }
-        var problems: [String] = []
-        let properties = ModemManagerCallProperties(map, problems: &problems)
         output.report(problems, on: path)
         let observation = properties.observation(direction: &followed.direction)
         if let state = properties.state { followed.terminated = state.known == .terminated }
@@ -203,9 +202,9 @@ public final class ModemManagerBackend: LinkedBackend {
         var properties: ModemManagerCallProperties?
         switch result {
         case .success(let reply):
-            if let map = try? reply.decode(PropertyMap.self) {
-                var problems: [String] = []
-                properties = ModemManagerCallProperties(map, problems: &problems)
+            var problems: [String] = []
+            if let read = ModemManagerCallProperties(getAllAnswer: reply, problems: &problems) {
+                properties = read
                 output.report(problems, on: path)
                 if properties?.state == nil { output.report(["no State property"], on: path) }
             } else {

@@ -17,13 +17,33 @@ struct ModemManagerCallProperties: Equatable {
         self.multiparty = multiparty
     }
 
-    /// Reads the properties telwatch uses; one of the wrong type or an unknown state is described
-    /// in `problems` and left out, a huge number is cut (`CallText.cut`) and said; the others count.
-    init(_ map: PropertyMap, problems: inout [String]) {
-        for name in ["State", "StateReason", "Direction", "Number", "Multiparty"] {
-            if let value = map[name] { apply(name, value.value, problems: &problems) }
+    /// Reads the properties telwatch uses from a `GetAll` answer (`a{sv}`); one of the wrong type
+    /// or an unknown state is described in `problems` and left out, a huge number is cut
+    /// (`CallText.cut`) and said; the others count. nil when the answer is no `a{sv}`.
+    ///
+    /// Read in place, as a `PropertiesChanged` is: the properties telwatch does not use (the audio
+    /// format's own dictionary among them) are not decoded, and no dictionary is built, on every
+    /// ring's path. They are applied in `used`'s order whatever the stack's, the last of a name
+    /// said twice counting.
+    init?(getAllAnswer answer: Message, problems: inout [String]) {
+        guard answer.hasSignature("a{sv}") else { return nil }
+        var said = [DBusValue?](repeating: nil, count: Self.used.count)
+        var reader = answer.reader()
+        do {
+            try reader.readProperties { name, value in
+                guard let slot = Self.used.firstIndex(of: name) else { return }
+                said[slot] = try value.readValue()
+            }
+        } catch {
+            return nil
+        }
+        for (slot, name) in Self.used.enumerated() {
+            if let value = said[slot] { apply(name, value, problems: &problems) }
         }
     }
+
+    /// The properties telwatch reads, in the order a listing's are applied.
+    static let used = ["State", "StateReason", "Direction", "Number", "Multiparty"]
 
     /// Whether `name` is one telwatch reads: the others are not even decoded.
     static func isUsed(_ name: String) -> Bool {

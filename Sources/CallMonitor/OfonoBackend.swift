@@ -11,7 +11,7 @@ public final class OfonoBackend: LinkedBackend {
     let link: ServiceLink
     static var callInterface: String { OfonoBus.voiceCall }
     /// Every modem heard of: whether it has a VoiceCallManager now.
-    private var modems: [String: Bool] = [:]
+    private(set) var modems: [String: Bool] = [:]
     /// The count of voice modems as last said (by a sync's listing, then by `.modemsChanged`);
     /// nil until a sync has listed them.
     private var saidModems: Int?

@@ -300,7 +300,9 @@ public final class Connection {
             }
             dispatchedMessages &+= 1
             // Handlers may subscribe or unsubscribe: walk a snapshot, skip the removed.
-            for subscription in subscriptionOrder where subscription.isActive && subscription.matcher.matches(message) {
+            let header = MessageHeader(message)
+            for subscription in subscriptionOrder
+            where subscription.isActive && subscription.matcher.matches(message, header) {
                 subscription.deliver(message)
             }
             // Handled: libdbus need not look for an object-path handler for a signal.

@@ -101,14 +101,17 @@ final class MessageMatcher {
         return expected.withUnsafeBufferPointer { strcmp($0.baseAddress!, actual) == 0 }
     }
 
-    func matches(_ message: Message) -> Bool {
+    func matches(_ message: Message) -> Bool { matches(message, MessageHeader(message)) }
+
+    /// `header` is `message`'s, looked up once for every rule a delivered message is checked against.
+    func matches(_ message: Message, _ header: MessageHeader) -> Bool {
         let raw = message.raw
-        if let type, dbus_message_get_type(raw) != type { return false }
-        guard MessageMatcher.equal(interface, dbus_message_get_interface(raw)),
-              MessageMatcher.equal(member, dbus_message_get_member(raw)),
-              MessageMatcher.equal(path, dbus_message_get_path(raw)),
-              MessageMatcher.equal(sender, dbus_message_get_sender(raw)),
-              MessageMatcher.equal(destination, dbus_message_get_destination(raw))
+        if let type, header.type != type { return false }
+        guard MessageMatcher.equal(interface, header.interface),
+              MessageMatcher.equal(member, header.member),
+              MessageMatcher.equal(path, header.path),
+              MessageMatcher.equal(sender, header.sender),
+              MessageMatcher.equal(destination, header.destination)
         else { return false }
         if let pathNamespace {
             guard let actual = message.path else { return false }
@@ -135,5 +138,27 @@ final class MessageMatcher {
             for (index, expected) in arguments where strings[index] != expected { return false }
         }
         return true
+    }
+}
+
+/// A message's header fields as libdbus keeps them (C strings inside the message, valid while it
+/// lives), looked up once per message rather than once per match rule: every signal is checked
+/// against each of the connection's rules.
+struct MessageHeader {
+    let type: Int32
+    let interface: UnsafePointer<CChar>?
+    let member: UnsafePointer<CChar>?
+    let path: UnsafePointer<CChar>?
+    let sender: UnsafePointer<CChar>?
+    let destination: UnsafePointer<CChar>?
+
+    init(_ message: Message) {
+        let raw = message.raw
+        type = dbus_message_get_type(raw)
+        interface = dbus_message_get_interface(raw)
+        member = dbus_message_get_member(raw)
+        path = dbus_message_get_path(raw)
+        sender = dbus_message_get_sender(raw)
+        destination = dbus_message_get_destination(raw)
     }
 }

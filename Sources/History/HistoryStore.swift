@@ -163,6 +163,9 @@ public final class HistoryStore {
     /// Frames in the WAL since it last started over.
     public var walFrames: Int { database.walFrames }
 
+    /// Statements SQLite parsed for this connection (for tests: a turn's write parses none).
+    var statementsParsed: Int { database.statementsParsed }
+
     /// Writes every row in one transaction: all of them, or none. `durable`: the commit syncs
     /// the WAL, so this and every earlier commit survive a power cut.
     public func write(_ rows: [HistoryRow], durable: Bool = false) throws {
@@ -170,17 +173,17 @@ public final class HistoryStore {
         let statement = try upsert ?? database.prepare(HistorySchema.upsert, persistent: true)
         upsert = statement
         if durable {
-            try database.execute("PRAGMA synchronous = FULL")
+            try database.run("PRAGMA synchronous = FULL")
             syncsEveryCommit = true
         } else if syncsEveryCommit {
             // Failing again is this write's trouble: the sink says it, and the rows wait.
-            try database.execute("PRAGMA synchronous = NORMAL")
+            try database.run("PRAGMA synchronous = NORMAL")
             syncsEveryCommit = false
         }
         defer {
             if durable {
                 do {
-                    try database.execute("PRAGMA synchronous = NORMAL")
+                    try database.run("PRAGMA synchronous = NORMAL")
                     syncsEveryCommit = false
                 } catch {
                     // Left to the next write, which sets it back before it writes.
@@ -282,9 +285,12 @@ public final class HistoryStore {
         }
     }
 
-    /// Missed calls not marked seen.
+    /// Missed calls not marked seen: asked after every run, so only the unseen ones are counted
+    /// (through their own index), not the whole history.
     public func unseenCount() throws -> Int {
-        try HistoryReader.summary(of: database).unseen
+        let statement = try database.reusable("SELECT count(*) FROM calls WHERE missed = 1 AND seen = 0")
+        defer { statement.reset() }
+        return try statement.step() ? statement.int(0) : 0
     }
 
     /// Moves the WAL into the database and syncs both, then starts the WAL over.

@@ -1,8 +1,9 @@
+import CallMonitor
+
 /// Emergency numbers: the ones dialled the world over, and those a stack lists for its SIM and
 /// network (ModemManager's SIM `EmergencyNumbers`, oFono's VoiceCallManager `EmergencyNumbers`).
 public enum EmergencyNumbers {
-    public static let common: Set<String> = ["112", "911", "999", "000", "110", "118", "119", "100", "101",
-                                             "102", "108", "15", "17", "18", "190", "192", "193"]
+    public static let common: Set<String> = EmergencyDial.common
 
     /// Whether `number` (its digits alone, as dialled) is an emergency number.
     public static func contains(_ number: String, extra: Set<String> = []) -> Bool {

@@ -7,6 +7,11 @@ package final class SQLiteDatabase {
     private(set) var handle: OpaquePointer?
     /// Frames in the WAL after the last commit, once `trackWALFrames()` was called.
     package private(set) var walFrames = 0
+    /// Statements the daemon runs in every turn that writes (`BEGIN`, `COMMIT`, the sync's
+    /// pragmas, the unseen count), parsed once: SQLite's parser cost more than the writes.
+    private var reused: [String: SQLiteStatement] = [:]
+    /// Statements parsed since the connection opened (`prepare` and `execute`), for tests.
+    package private(set) var statementsParsed = 0
 
     /// `flags` are `SQLITE_OPEN_*`; a `file:` URI is accepted (`SQLITE_OPEN_URI` is added).
     package init(path: String, flags: Int32) throws {
@@ -29,6 +34,8 @@ package final class SQLiteDatabase {
     /// `keepWAL`: a damaged file's WAL is kept as it is); safe twice.
     package func close(keepWAL: Bool = false) {
         guard let handle else { return }
+        // Finalized before the close: an open statement would keep the connection (and the WAL) alive.
+        reused.removeAll()
         if keepWAL { _ = csqlite_no_checkpoint_on_close(handle) }
         sqlite3_wal_hook(handle, nil, nil)
         sqlite3_close_v2(handle)
@@ -72,6 +79,7 @@ package final class SQLiteDatabase {
     /// Runs statements that return no rows worth reading.
     package func execute(_ sql: String) throws {
         var message: UnsafeMutablePointer<CChar>?
+        statementsParsed += 1
         let code = sqlite3_exec(handle, sql, nil, nil, &message)
         defer { sqlite3_free(message) }
         guard code == SQLITE_OK else {
@@ -84,10 +92,26 @@ package final class SQLiteDatabase {
     package func prepare(_ sql: String, persistent: Bool = false) throws -> SQLiteStatement {
         var statement: OpaquePointer?
         let flags = persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
+        statementsParsed += 1
         guard sqlite3_prepare_v3(handle, sql, -1, flags, &statement, nil) == SQLITE_OK, let statement else {
             throw SQLiteDatabase.error(of: handle)
         }
         return SQLiteStatement(statement, database: self)
+    }
+
+    /// `sql`'s statement, prepared the first time and kept for the life of the connection.
+    package func reusable(_ sql: String) throws -> SQLiteStatement {
+        if let statement = reused[sql] { return statement }
+        let statement = try prepare(sql, persistent: true)
+        reused[sql] = statement
+        return statement
+    }
+
+    /// Runs one statement that returns no rows, prepared once (`reusable`).
+    package func run(_ sql: String) throws {
+        let statement = try reusable(sql)
+        defer { statement.reset() }
+        try statement.step()
     }
 
     /// The integer a pragma such as `user_version` returns.
@@ -107,10 +131,10 @@ package final class SQLiteDatabase {
     /// Runs `body` in one write transaction: committed when it returns, rolled back when it throws.
     /// `IMMEDIATE` takes the write lock first, so a busy database fails before any work is done.
     package func transaction<T>(_ body: () throws -> T) throws -> T {
-        try execute("BEGIN IMMEDIATE")
+        try run("BEGIN IMMEDIATE")
         do {
             let result = try body()
-            try execute("COMMIT")
+            try run("COMMIT")
             return result
         } catch {
             // A failed COMMIT (a full disk) may leave the transaction open: never leave it so.

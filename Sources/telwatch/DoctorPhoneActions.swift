@@ -53,7 +53,8 @@ extension Doctor {
                          + "and notify themselves")
         }
         check(true, "dialer: GNOME Calls (org.gnome.Calls) runs as \(owner): telwatch leaves the ring and the "
-              + "missed-call notifications to it, and silences its ring for every call screening holds quiet; "
+              + "missed-call notifications to it, and silences its ring for every call screening holds quiet "
+              + "(GNOME Calls 48 may still ring one for a few tens of milliseconds as it comes); "
               + "a rejected call still leaves GNOME Calls' \"Missed call\" notification and a missed call in "
               + "its history, which telwatch cannot take back (docs/phones.md)")
     }

@@ -84,20 +84,39 @@ final class ATModem {
         try send("await \(pattern) \(timeout) \(since)", timeout: timeout + 5)
     }
 
+    /// The first AT command after the first `since` matching the regular expression `pattern`
+    /// (no blanks), when the modem received it (`monotonicNow()`'s clock), and how many commands
+    /// it had received with it (a `since` for what came after); nil when none has. It does not
+    /// wait: check after something the daemon sent later, or after `awaitCommand`.
+    func seen(_ pattern: String, since: Int = 0) throws -> (command: String, at: Double, count: Int)? {
+        let line = try exchange("seen \(pattern) \(since)", timeout: 10)
+        if line == "error none" { return nil }
+        let words = line.split(separator: " ", maxSplits: 3).map(String.init)
+        guard words.count == 4, words[0] == "ok", let count = Int(words[1]), let at = Double(words[2]) else {
+            throw FixtureError("atmodem 'seen \(pattern)': \(line)")
+        }
+        return (words[3], at, count)
+    }
+
     /// Sends one control line and returns what follows `ok`; an `error` reply is thrown.
     @discardableResult
     func send(_ command: String, timeout: Double = 10) throws -> String {
-        let bytes = Array((command + "\n").utf8)
-        guard bytes.withUnsafeBytes({ write(controlFD, $0.baseAddress, $0.count) }) == bytes.count else {
-            throw FixtureError("atmodem control: write failed")
-        }
-        let line = try readLine(timeout: timeout, command: command)
+        let line = try exchange(command, timeout: timeout)
         if line == "ok" { return "" }
         if line.hasPrefix("ok ") { return String(line.dropFirst(3)) }
         throw FixtureError("atmodem '\(command)': \(line)")
     }
 
     // MARK: Plumbing
+
+    /// Sends one control line and returns the reply line as it is.
+    private func exchange(_ command: String, timeout: Double) throws -> String {
+        let bytes = Array((command + "\n").utf8)
+        guard bytes.withUnsafeBytes({ write(controlFD, $0.baseAddress, $0.count) }) == bytes.count else {
+            throw FixtureError("atmodem control: write failed")
+        }
+        return try readLine(timeout: timeout, command: command)
+    }
 
     private func index(_ reply: String) throws -> Int {
         guard let value = Int(reply) else { throw FixtureError("atmodem: expected a number, got '\(reply)'") }

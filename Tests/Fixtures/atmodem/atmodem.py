@@ -51,6 +51,10 @@ CONTROL (a call is named by its CLCC index; "last" or nothing means the newest c
                           at least this often, unsolicited codes wait for its next poll and go
                           out right after it, when the link stays quiet longest
   mark                    "ok N": the number of AT commands received so far
+  seen REGEX [SINCE]      "ok N SECONDS COMMAND" for the first AT command (after the first SINCE)
+                          matching REGEX: it is the Nth (from 1), SECONDS when it arrived on the
+                          monotonic clock (the test's own); "error none" when no command
+                          matches: at once, no waiting
   drain [TIMEOUT]         replies "ok" once every unsolicited code waiting for a quiet link has gone
                           out (at once when none waits), or "error timeout" after TIMEOUT seconds
                           (default 10): a test's next step then never crosses the last one's codes
@@ -177,6 +181,7 @@ class Modem:
         self.connections = []
         self.calls = []
         self.history = []  # every AT command line received, in order
+        self.history_times = []  # when each arrived (time.monotonic())
         self.waiters = []  # (control connection, regex, deadline, since)
         self.drainers = []  # (control connection, deadline): "drain" waiting for self.pending to empty
         self.settings = {"ring-interval": 3.0, "dial-result": "OK",
@@ -333,6 +338,7 @@ class Modem:
         self.log.write("[%d] <- %s" % (connection.number, line))
         self.history.append(line)
         self.last_command = time.monotonic()
+        self.history_times.append(self.last_command)
         if line.upper() == "AT+CLCC":
             self.last_poll = self.last_command
         for waiter in list(self.waiters):
@@ -681,6 +687,17 @@ class Modem:
             return self.chld(argument.strip() if argument is not None else "")
         if name == "+VTS":
             return "OK"
+        if name == "+CTFR":
+            # Call deflection (27.007 7.14): the incoming or waiting call leaves, unanswered.
+            if test:
+                return "OK"
+            for state in (INCOMING, WAITING):
+                for call in self.calls:
+                    if call.state == state and arguments and arguments[0]:
+                        self.remove(call)
+                        self.promote_waiting()
+                        return "OK"
+            return self.error(3)
         if name == "+CSCS":
             if test:
                 responses.append('+CSCS: ("IRA","GSM","UCS2")')
@@ -822,6 +839,15 @@ class Modem:
             return "ok"
         if verb == "mark":
             return "ok %d" % len(self.history)
+        if verb == "seen":
+            if not args:
+                return "error seen REGEX [SINCE]"
+            pattern = re.compile(args[0])
+            since = int(args[1]) if len(args) > 1 else 0
+            for number in range(since, len(self.history)):
+                if pattern.search(self.history[number]):
+                    return "ok %d %.6f %s" % (number + 1, self.history_times[number], self.history[number])
+            return "error none"
         return "error unknown command %s" % verb
 
 
