@@ -14,8 +14,12 @@ public final class LiveCallRecorder: EventSink, LoopHook {
     private let report: (String) -> Void
     /// The live calls, from the tracker.
     private weak var session: SinkSession?
-    /// What the record holds now (what an earlier telwatch left, until the first write).
-    private var written: String
+    /// The record as this telwatch last made it, call by call.
+    private var record = LiveCallsRecordText()
+    /// Whether the file holds `record`'s text; until then (at start, after a failed write) it
+    /// holds `left`, when that is known.
+    private var inStep = false
+    private var left: String?
     private var due = false
     private var failed = false
 
@@ -25,16 +29,18 @@ public final class LiveCallRecorder: EventSink, LoopHook {
         self.loop = loop
         self.session = session
         self.report = report
-        written = left
+        self.left = left
         loop.addHook(self)
     }
 
     public func receive(_ delivery: Delivery) {
         switch delivery.event {
         case .calls(let events, _):
-            for event in events {
+            for event in events where !due {
                 switch event {
-                case .transition, .updated: due = true
+                // A held call resumed, a call ringing out: its state is the same, and so is the record.
+                case .transition(let call, let previous) where previous != call.state: due = record.mayHold(call.id)
+                case .updated(let call): due = record.mayHold(call.id)
                 default: break
                 }
             }
@@ -63,17 +69,22 @@ public final class LiveCallRecorder: EventSink, LoopHook {
 
     private func write() {
         due = false
-        guard let session else { return }
-        let text = LiveCallsRecord.encode(session.liveCalls)
-        // A held call resumed, a reason alone: the record says the same.
-        guard text != written else { return }
+        guard let session, record.update(session.liveCalls) || !inStep else { return }
+        let text = record.text
+        if !inStep, let left, LiveCallsRecord.same(text, left) {
+            inStep = true
+            return
+        }
         do {
             // The last call ended: an empty record, as the run record is emptied.
             if text.isEmpty { try file.clear() } else { try file.write(text) }
-            written = text
+            inStep = true
+            left = nil
             if failed { report("live calls: \(file.path) is written again") }
             failed = false
         } catch {
+            inStep = false
+            left = nil
             if !failed {
                 report("live calls: cannot write \(file.path) (\(error)); a call live when telwatch next starts "
                        + "gets a new id")
@@ -91,18 +102,27 @@ public enum LiveCallsRecord {
 
     public static func encode(_ calls: [CallSnapshot]) -> String {
         guard !calls.isEmpty else { return "" }
-        var fields: [(key: String, value: String)] = [("version", "1")]
-        for (place, call) in calls.prefix(limit).enumerated() {
-            let prefix = "\(place)."
-            fields += [
-                (prefix + "id", call.id), (prefix + "backend", call.key.backend.rawValue),
-                (prefix + "path", call.key.path), (prefix + "direction", call.direction.rawValue),
-                (prefix + "number", call.number), (prefix + "state", call.state.rawValue),
-                (prefix + "first_seen", "\(call.firstSeen)"),
-            ]
-            if let connectedAt = call.connectedAt { fields.append((prefix + "connected_at", "\(connectedAt)")) }
-        }
+        return header + calls.prefix(limit).enumerated().map { encode(RememberedCall($1), at: $0) }.joined()
+    }
+
+    static let header = RecordFields.encode([("version", "1")])
+
+    /// One call's lines, its keys prefixed with its place.
+    static func encode(_ call: RememberedCall, at place: Int) -> String {
+        let prefix = "\(place)."
+        var fields: [(key: String, value: String)] = [
+            (prefix + "id", call.id), (prefix + "backend", call.key.backend.rawValue),
+            (prefix + "path", call.key.path), (prefix + "direction", call.direction.rawValue),
+            (prefix + "number", call.number), (prefix + "state", call.state.rawValue),
+            (prefix + "first_seen", "\(call.firstSeen)"),
+        ]
+        if let connectedAt = call.connectedAt { fields.append((prefix + "connected_at", "\(connectedAt)")) }
         return RecordFields.encode(fields)
+    }
+
+    /// Whether a record file holding `text` holds `other`: a record blanked in place is an empty one.
+    static func same(_ text: String, _ other: String) -> Bool {
+        text == other || text.isEmpty && other.utf8.allSatisfy { $0 == UInt8(ascii: "\n") }
     }
 
     /// The calls of a record; those first seen before `since` (the boot: no call outlives it)

@@ -34,4 +34,52 @@ final class LiveCallsRecordTests: XCTestCase {
         XCTAssertEqual(LiveCallsRecord.decode("garbage", since: 0), [])
         XCTAssertEqual(LiveCallsRecord.decode(text.replacingOccurrences(of: "version=1", with: "version=2"), since: 0), [])
     }
+
+    /// A call answered, held, ended among others: the record kept call by call says what
+    /// encoding them all says, and a hold changes nothing the next telwatch reads.
+    func testTheRecordKeptCallByCallIsTheWholeRecord() {
+        func call(_ place: Int) -> CallSnapshot {
+            CallSnapshot(id: "\(place)f9b5d3c-1a2b-4c3d-8e4f-5a6b7c8d9e0f",
+                         key: CallKey(backend: .modemManager, path: "/org/freedesktop/ModemManager1/Call/\(place)"),
+                         modem: "/org/freedesktop/ModemManager1/Modem/0", direction: .incoming, number: "+1555010\(place)",
+                         state: .incoming, detail: .ringing, firstSeen: 1_780_000_000.25 + Double(place))
+        }
+        var calls = (0..<3).map(call)
+        var record = LiveCallsRecordText()
+        XCTAssertFalse(record.update([]), "no call, no record: nothing to write")
+        XCTAssertTrue(record.update(calls))
+        XCTAssertEqual(record.text, LiveCallsRecord.encode(calls))
+
+        calls[1].state = .connected
+        calls[1].detail = .active
+        calls[1].connectedAt = 1_780_000_009.5
+        XCTAssertTrue(record.update(calls), "answered")
+        XCTAssertEqual(record.text, LiveCallsRecord.encode(calls))
+        calls[1].detail = .held
+        XCTAssertFalse(record.update(calls), "held: the next telwatch finds the same connected call")
+
+        calls.remove(at: 0)
+        XCTAssertTrue(record.update(calls), "the first ended: the others move up")
+        XCTAssertEqual(record.text, LiveCallsRecord.encode(calls))
+        XCTAssertEqual(LiveCallsRecord.decode(record.text, since: 0), calls.map(RememberedCall.init))
+        XCTAssertTrue(record.update([]))
+        XCTAssertEqual(record.text, "", "the last ended: an empty record")
+    }
+
+    /// A full record: a call past its places changes nothing it holds.
+    func testACallPastAFullRecordChangesNothing() {
+        let calls = (0..<(LiveCallsRecord.limit + 1)).map { place in
+            CallSnapshot(id: CallID.random(), key: CallKey(backend: .ofono, path: "/ril_0/voicecall\(place)"), modem: "/ril_0",
+                         direction: .outgoing, number: "\(place)", state: .dialing, detail: .dialing, firstSeen: Double(place))
+        }
+        var record = LiveCallsRecordText()
+        XCTAssertTrue(record.mayHold(calls[LiveCallsRecord.limit].id), "nothing recorded yet")
+        XCTAssertTrue(record.update(calls))
+        XCTAssertEqual(record.text, LiveCallsRecord.encode(calls))
+        XCTAssertTrue(record.mayHold(calls[0].id))
+        XCTAssertFalse(record.mayHold(calls[LiveCallsRecord.limit].id))
+        var later = calls
+        later[LiveCallsRecord.limit].state = .connected
+        XCTAssertFalse(record.update(later), "the 65th call answered: not in the record")
+    }
 }
