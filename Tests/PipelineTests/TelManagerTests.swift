@@ -42,6 +42,9 @@ final class TelManagerTests: XCTestCase {
     }
 
     override func tearDown() {
+        // XCTest keeps every test case until the process ends: what a test made goes with it here,
+        // or AddressSanitizer's exit check finds its loop still alive.
+        session = nil
         link = nil
         pipeline = nil
         runs = nil

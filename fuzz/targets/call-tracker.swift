@@ -47,7 +47,7 @@ private func event(_ bytes: inout Bytes) -> BackendEvent? {
     case 3, 4:
         guard let seen = observation(&bytes) else { return nil }
         plain = .callChanged(key, seen)
-    case 5: plain = .callRemoved(key, reason: kind & 0x40 != 0 ? "removed" : nil)
+    case 5: plain = .callRemoved(key, reason: kind & 0x40 != 0 ? .removed : nil)
     default: plain = kind & 0x40 != 0 ? .backendLost(backend) : .modemRemoved(backend, modem: modem)
     }
     return resumed ? .learnedOnResume(plain) : plain

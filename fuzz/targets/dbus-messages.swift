@@ -102,9 +102,9 @@ private func modemManagerPropertiesChanged(_ message: Message) -> ModemManagerCa
 /// GetAll of a ModemManager call, GetManagedObjects, oFono's GetCalls and GetModems.
 private func listingReplies(_ reply: Message) -> [BackendEvent] {
     var events: [BackendEvent] = []
-    if let map = try? reply.decode(PropertyMap.self) {
-        var problems: [String] = []
-        events += replay("/c", queued: [], fetched: ModemManagerCallProperties(map, problems: &problems))
+    var problems: [String] = []
+    if let fetched = ModemManagerCallProperties(getAllAnswer: reply, problems: &problems) {
+        events += replay("/c", queued: [], fetched: fetched)
     }
     if let objects = try? reply.decode([ObjectPath: [String: PropertyMap]].self) {
         _ = objects.filter { $0.value[voice] != nil }.map(\.key.rawValue)
