@@ -18,6 +18,10 @@ public enum BackendEvent: Sendable {
     /// What a modem is (its equipment id, own number, operator), when first learned and whenever
     /// it changes: the modem's calls carry it from then on. Never an event of its own.
     case modemIdentified(BackendKind, modem: String, ModemIdentity)
+    /// The far end pressed tones on a call (ModemManager's `DtmfReceived`), already decoded:
+    /// only DTMF tones kept, `dropped` counting the rest. Never a tracker event: the monitor
+    /// finds the call by its key and paces the tones (`ToneGate`).
+    case tonesHeard(CallKey, tones: String, dropped: Int)
     /// What the resync after a resume found (a call listed, a call read again, a call or modem
     /// gone). The tracker reconciles it with what it knew before the sleep: a call listed already
     /// ended that it never saw is news (not history as at start-up), a call listed on a path whose
@@ -32,7 +36,8 @@ public enum BackendEvent: Sendable {
         case .callAnnounced(let key, _), .callAppeared(let key, _, _, _), .callChanged(let key, _),
              .callRemoved(let key, _):
             return key
-        case .backendLost, .modemRemoved, .modemIdentified, .learnedOnResume: return nil
+        // Tones leave an announcement as it was: they are not about what the call is.
+        case .backendLost, .modemRemoved, .modemIdentified, .learnedOnResume, .tonesHeard: return nil
         }
     }
 }

@@ -16,6 +16,11 @@ public final class CallMonitor {
     private let onNotice: (BackendNotice) -> Void
     private var tracker = CallTracker()
     private var limiter = NoticeLimiter()
+    /// Tones heard, paced per call (made at `start()`, on the connection's loop).
+    private var toneGate: ToneGate?
+    /// Tones the far end pressed on a live call (ModemManager's `DtmfReceived`), at most one event
+    /// per call per `ToneGate.spacing`, with the moment the first of them was heard.
+    public var onTones: ((HeardTones, Double) -> Void)?
     private(set) var backends: [CallBackend] = []
     /// Acts asked of the stacks and not answered yet (`CallMonitor.act`, `dial`).
     let actsInFlight = ActsInFlight()
@@ -77,6 +82,7 @@ public final class CallMonitor {
         remembered = []
         limiter = NoticeLimiter()
         listedEmergencyNumbers = [:]
+        toneGate = ToneGate(loop: connection.loop) { [weak self] tones, time in self?.onTones?(tones, time) }
         backends = selection.kinds.map(makeBackend)
         isRunning = true
         do {
@@ -93,6 +99,8 @@ public final class CallMonitor {
         guard isRunning else { return }
         isRunning = false
         for backend in backends { backend.stop() }
+        toneGate?.flush()
+        toneGate = nil
         actsInFlight.stackGone(nil)
         for notice in limiter.flush() { onNotice(notice) }
     }
@@ -137,8 +145,17 @@ public final class CallMonitor {
     private func handle(_ event: BackendEvent) {
         guard isRunning else { return }
         let now = clock()
+        if case .tonesHeard(let key, let tones, let dropped) = event {
+            // Only a call the tracker follows: a signal on any other path tells nothing.
+            guard let call = tracker.call(key) else { return }
+            toneGate?.heard(tones, dropped: dropped, on: call, at: now)
+            return
+        }
         let outputs = tracker.apply(event, at: now)
-        if !outputs.isEmpty { onEvents(outputs, now) }
+        guard !outputs.isEmpty else { return }
+        // Tones a call still holds were heard before it ended: they are told first.
+        for case .transition(let call, _) in outputs where call.state == .disconnected { toneGate?.callEnds(call.id) }
+        onEvents(outputs, now)
     }
 
     private func handle(_ notice: BackendNotice) {

@@ -172,6 +172,9 @@ public struct CallTracker {
             learnIdentity(identity, of: ModemKey(backend: backend, path: modem))
         case let .learnedOnResume(found):
             return reconcile(found, at: time).map(\.flaggedResumed)
+        case .tonesHeard:
+            // The monitor's (`CallMonitor`): tones change nothing about a call.
+            return []
         }
         // Announced again, the call keeps its announcement; else it ended (see `closed`).
         if let key = event.key, let announcedID, !announced.contains(key) {

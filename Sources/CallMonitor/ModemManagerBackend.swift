@@ -1,5 +1,5 @@
 // ModemManager (docs/modem-stacks.md §2): modems through the ObjectManager, calls through Modem.Voice,
-// call state through Call.StateChanged and PropertiesChanged.
+// call state through Call.StateChanged and PropertiesChanged, tones heard through Call.DtmfReceived (§14).
 
 import DBus
 
@@ -50,6 +50,9 @@ public final class ModemManagerBackend: LinkedBackend {
         }
         link.subscribe(interface: BusDaemon.propertiesInterface, member: "PropertiesChanged",
                        arguments: [0: ModemManagerBus.call]) { [weak self] in self?.propertiesChanged($0) }
+        link.subscribe(interface: ModemManagerBus.call, member: "DtmfReceived") { [weak self] in
+            self?.tonesReceived($0)
+        }
         for interface in [ModemManagerIdentity.modem, ModemManagerIdentity.modem3gpp] {
             link.subscribe(interface: BusDaemon.propertiesInterface, member: "PropertiesChanged",
                            arguments: [0: interface]) { [weak self] in self?.modemPropertiesChanged($0) }
@@ -400,6 +403,16 @@ public final class ModemManagerBackend: LinkedBackend {
         let newState = ModemManagerStateValue(raw: new)
         if newState.known == nil { output.report(["unknown call state \(new)"], on: path) }
         update(path, .stateChanged(old: ModemManagerStateValue(raw: old), new: newState, reason: reason))
+    }
+
+    /// `DtmfReceived(s)`: what the far end pressed (docs/modem-stacks.md §14), decoded here; the
+    /// monitor finds its call and paces it. A signal without a single tone is said, never shown.
+    private func tonesReceived(_ message: Message) {
+        guard let path = message.path, let raw = try? message.decode(String.self) else { return output.malformed(message) }
+        decodedSignals &+= 1
+        let (tones, dropped) = ModemManagerTones.decode(raw)
+        guard !tones.isEmpty else { return output.report(["DtmfReceived without a tone (\(dropped) characters)"], on: path) }
+        output.emit(.tonesHeard(output.key(path), tones: tones, dropped: dropped))
     }
 
     /// A modem's `PropertiesChanged` (Modem, Modem3gpp): ModemManager sends these often (signal

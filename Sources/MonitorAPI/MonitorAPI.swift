@@ -259,6 +259,9 @@ public final class MonitorAPI: EventSink {
                 sendCallChanges([(CallObject.screeningProperty, .string(screened.action.rawValue))], path: path)
             }
             sendEvent { schema.write(screened, time: time, liveCalls: liveCalls, into: &$0); return true }
+        case .tones(let heard, let time):
+            sendEvent { schema.write(heard, time: time, liveCalls: liveCalls, contact: delivery.contact(of: heard.call.number),
+                                     into: &$0); return true }
         case .hook:
             break
         }

@@ -3,7 +3,7 @@ import CallMonitor
 /// The call events that run hooks (`DIR/incoming`, `hook.incoming = …`), named as on the event
 /// stream. The run's are `BGRunManager.RunHookEvent`.
 public enum CallHookEvent: String, CaseIterable, Sendable {
-    case incoming, dialing, connected, disconnected, missed, updated, screened
+    case incoming, dialing, connected, disconnected, missed, updated, screened, tones
 
     /// The event of a call's move into `state`.
     public init(_ state: CallState) {

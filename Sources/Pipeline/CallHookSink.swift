@@ -7,8 +7,9 @@ import Processes
 /// Runs the hooks of every call event (run hooks are the run manager's). A call's hooks run under
 /// its id as ordering key, so one call's hooks run in order while different calls' run side by
 /// side. Their environment: `TELWATCH_EVENT` (incoming, dialing, connected, disconnected, missed,
-/// updated, screened) and the call's variables (`CallEnvironment`); a `screened` hook also gets
-/// `TELWATCH_SCREENED` (the action) and `TELWATCH_SCREENING_RULE`.
+/// updated, screened, tones) and the call's variables (`CallEnvironment`); a `screened` hook also gets
+/// `TELWATCH_SCREENED` (the action) and `TELWATCH_SCREENING_RULE`; a `tones` hook `TELWATCH_TONES`
+/// (DTMF keys only, never more than `HeardTones.limit`) and `TELWATCH_TONES_DROPPED`.
 public final class CallHookSink: EventSink {
     private let hooks: HookRunner
     private var isFinishing = false
@@ -29,6 +30,14 @@ public final class CallHookSink: EventSink {
                        contact: delivery.contact(of: screened.call.number), extra: [
                 ("TELWATCH_SCREENED", screened.action.rawValue),
                 ("TELWATCH_SCREENING_RULE", screened.decision.ruleText),
+            ])
+        }
+        if case .tones(let heard, _) = delivery.event {
+            // Under the call's id: after the hooks of the call's events before it, as heard.
+            return run(.tones, heard.call, previous: heard.call.state, liveCalls: liveCalls,
+                       contact: delivery.contact(of: heard.call.number), extra: [
+                ("TELWATCH_TONES", heard.tones),
+                ("TELWATCH_TONES_DROPPED", String(heard.dropped)),
             ])
         }
         guard case .calls(let events, _) = delivery.event else { return }

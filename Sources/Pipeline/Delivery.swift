@@ -53,6 +53,8 @@ public final class Delivery {
             for event in events { if let call = event.call { add(call.number) } }
         case .screened(let screened, _):
             add(screened.call.number)
+        case .tones(let heard, _):
+            add(heard.call.number)
         default:
             break
         }

@@ -31,6 +31,9 @@ extension EventSchema {
         case .screened(let screened, let time):
             write(screened, time: time, liveCalls: liveCalls, into: &object)
             body(&object)
+        case .tones(let heard, let time):
+            write(heard, time: time, liveCalls: liveCalls, contact: contact(heard.call.number), into: &object)
+            body(&object)
         case .hook:
             break
         }

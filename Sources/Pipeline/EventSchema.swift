@@ -149,6 +149,23 @@ public struct EventSchema {
         writer.add("live_calls", liveCalls)
     }
 
+    /// `tones`: what the far end pressed on a call (docs/modem-stacks.md §14). The tones are
+    /// DTMF keys only (`HeardTones`); `dropped` counts what was left out since the call's last
+    /// `tones`.
+    public func write<W: EventFieldWriter>(_ heard: HeardTones, time: Double, liveCalls: Int, contact: String?,
+                                          into writer: inout W) {
+        writer.add("event", CallHookEvent.tones.rawValue)
+        writer.add("time", time: time)
+        writer.add("call_id", heard.call.id)
+        writer.add("backend", heard.call.key.backend.rawValue)
+        writer.add("modem", heard.call.modem.eventValue)
+        writer.add("number", number(heard.call.number))
+        writer.add("contact", contact)
+        writer.add("tones", heard.tones)
+        writer.add("dropped", heard.dropped)
+        writer.add("live_calls", liveCalls)
+    }
+
     public func writeReady<W: EventFieldWriter>(time: Double, liveCalls: Int, into writer: inout W) {
         writer.add("event", "ready")
         writer.add("time", time: time)

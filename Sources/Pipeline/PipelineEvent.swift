@@ -19,6 +19,9 @@ public enum PipelineEvent {
     case hook(HookOutcome)
     /// Counters, on request (SIGUSR1) and at exit.
     case stats(ServiceStats)
+    /// Tones the far end pressed on a call, paced per call (docs/modem-stacks.md §14); `time` is
+    /// when the first of them was heard.
+    case tones(HeardTones, time: Double)
 }
 
 extension PipelineEvent {
@@ -26,7 +29,8 @@ extension PipelineEvent {
     /// instead of reading the clock again. A hook's outcome happened as the hook ended.
     public var time: Double {
         switch self {
-        case .calls(_, let time), .screened(_, let time), .backend(_, let time), .ready(let time): return time
+        case .calls(_, let time), .screened(_, let time), .backend(_, let time), .ready(let time),
+             .tones(_, let time): return time
         case .run(let run): return run.time
         case .sleep(let sleep): return sleep.time
         case .hook(let outcome): return outcome.startedAt + outcome.duration

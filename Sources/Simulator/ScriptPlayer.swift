@@ -83,6 +83,10 @@ public final class ScriptPlayer {
             let call = try resolve(reference)
             try simulator.delete(call)
             step(call, "deleted")
+        case .tones(let reference, let dtmf):
+            let call = try resolve(reference)
+            try simulator.hearTones(call, dtmf)
+            step(call, "pressed \(dtmf.count) key\(dtmf.count == 1 ? "" : "s")")
         case .sleep(let seconds):
             paused = true
             if pause == nil {

@@ -177,6 +177,14 @@ public final class SimulatedModemManager {
                                              changed: ["Number": .string(number)])
     }
 
+    /// The far end pressed `dtmf`: `DtmfReceived(s)` on the call, as ModemManager passes on a
+    /// modem's URC (one tone, or Quectel's ASCII code: docs/modem-stacks.md §14), and only for an
+    /// active call, as the daemon does.
+    public func hearTones(_ call: Call, _ dtmf: String) throws {
+        try require(call, in: [.active], "hear tones on")
+        try connection.emit(path: call.path, interface: SimulatedModemManager.callInterface, member: "DtmfReceived", dtmf)
+    }
+
     public func delete(_ call: Call) throws {
         calls.removeAll { $0 === call }
         connection.unexport(call.path)

@@ -15,6 +15,8 @@ public enum SimulatorCommand: Equatable {
     case busy(CallReference)
     case missed(CallReference)
     case delete(CallReference)
+    /// The far end presses keys on an active call: `DtmfReceived`, as ModemManager passes it on.
+    case tones(call: CallReference, dtmf: String)
     case sleep(Double)
     case echo(String)
 
@@ -38,6 +40,8 @@ public enum SimulatorCommand: Equatable {
       busy CALL                     refused or busy
       missed CALL                   the caller gave up before anyone answered
       delete CALL                   the daemon forgets the ended call (CallDeleted)
+      tones CALL DTMF               the far end presses keys on the active call (DtmfReceived): tones as typed,
+                                    or a tone's ASCII code as Quectel's modems give it ('35' for '#', which starts a comment)
       sleep SECONDS                 pause
       echo TEXT                     print TEXT
     """
@@ -109,6 +113,9 @@ public enum SimulatorCommand: Equatable {
         case "busy": return try single(SimulatorCommand.busy)
         case "missed": return try single(SimulatorCommand.missed)
         case "delete": return try single(SimulatorCommand.delete)
+        case "tones":
+            guard rest.count == 2 else { throw fail("tones takes a call and the tones") }
+            return .tones(call: try call(rest[0]), dtmf: rest[1])
         case "sleep":
             guard rest.count == 1, let seconds = Double(rest[0]), seconds >= 0, seconds < 86_400 else {
                 throw fail("sleep takes a number of seconds")

@@ -115,6 +115,7 @@ final class WatchSession: SinkSession {
             screener.delivered(events)
             self.armWithheld()
         }, onNotice: { [weak self] notice in self?.noticed(notice) })
+        monitor.onTones = { [weak self] tones, time in self?.pipeline.send(.tones(tones, time: time)) }
         self.monitor = monitor
         // A real cycle: the monitor delivers to screening, whose hang-up goes back to the monitor.
         stacks.monitor = monitor

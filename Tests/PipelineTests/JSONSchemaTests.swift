@@ -445,4 +445,24 @@ final class JSONSchemaTests: XCTestCase {
         schema.write(ServiceStats(occasion: .exit, time: now, signals: .max, uptime: 0), liveCalls: 0, into: &huge)
         XCTAssertEqual(value(huge.line, "signals")?.integer, Int.max, "clamped, never wrapped negative")
     }
+
+    func testTonesNameTheCallAndWhatWasPressedAndDropped() {
+        var object = JSONObject()
+        let connected = call(state: .connected, detail: .active, reason: "accepted", connectedAt: now)
+        schema.write(HeardTones(call: connected, tones: "1234#", dropped: 7), time: now, liveCalls: 1, contact: "Gate",
+                     into: &object)
+        XCTAssertEqual(object.line, """
+        {"event":"tones","time":"2026-11-29T14:20:45.402Z","call_id":"8758f479-318c-412c-8eef-94e245ed8d9f",\
+        "backend":"modemmanager","modem":"/org/freedesktop/ModemManager1/Modem/0","number":"+15551230001",\
+        "contact":"Gate","tones":"1234#","dropped":7,"live_calls":1}
+        """)
+        XCTAssertEqual(shape(object.line), ["event:string", "time:time", "call_id:string", "backend:string", "modem:string",
+                                            "number:string", "contact:string", "tones:string", "dropped:int",
+                                            "live_calls:int"])
+        var redacted = JSONObject()
+        EventSchema(redactNumbers: true).write(HeardTones(call: connected, tones: "1", dropped: 0), time: now,
+                                               liveCalls: 1, contact: nil, into: &redacted)
+        XCTAssertEqual(value(redacted.line, "number"), .string("**********01"))
+        XCTAssertEqual(value(redacted.line, "tones"), .string("1"), "tones are no number: never redacted")
+    }
 }

@@ -15,4 +15,10 @@ final class SimulatorScriptTests: XCTestCase {
         let lf = try SimulatorCommand.parse(script.replacingOccurrences(of: "\r\n", with: "\n"))
         XCTAssertEqual(lf.map(\.command), commands.map(\.command))
     }
+
+    func testTonesTakeACallAndTheTonesAsTyped() throws {
+        let commands = try SimulatorCommand.parse("ring +15551230001\nanswer c1\ntones c1 12*\ntones last 35 # a hash\n")
+        XCTAssertEqual(commands.map(\.command).suffix(2), [.tones(call: .numbered(1), dtmf: "12*"), .tones(call: .last, dtmf: "35")])
+        XCTAssertThrowsError(try SimulatorCommand.parse("tones c1"))
+    }
 }

@@ -50,6 +50,21 @@ struct CallEventFormat {
         return fields.joined(separator: " ")
     }
 
+    /// `14:03:12.345 tones        3f2a1c9e 1234#    in  +15551234        (3 dropped)`: what the far
+    /// end pressed. The tones are DTMF keys only, and escaped all the same.
+    func text(_ heard: HeardTones, time: Double) -> String {
+        var fields = [
+            Timestamp.localClock(time),
+            CallHookEvent.tones.rawValue.padded(to: 12),
+            TerminalText.field(String(heard.call.id.prefix(8))),
+            TerminalText.field(heard.tones).padded(to: 8),
+            CallEventFormat.direction(heard.call.direction).padded(to: 3),
+            TerminalText.field(schema.number(heard.call.number)).padded(to: 16),
+        ]
+        if heard.dropped > 0 { fields.append("(\(heard.dropped) dropped)") }
+        return fields.joined(separator: " ")
+    }
+
     static func direction(_ direction: CallDirection) -> String {
         switch direction {
         case .incoming: return "in"

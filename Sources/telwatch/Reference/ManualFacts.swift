@@ -72,6 +72,8 @@ enum ManualFacts {
         ("TELWATCH_CONTACT", "the name from --contacts (empty for none)"),
         ("TELWATCH_SCREENED", "screened hooks: what screening does to the call: reject, silence, ignore or allow"),
         ("TELWATCH_SCREENING_RULE", "screened hooks: the rule that decided, with its file and line"),
+        ("TELWATCH_TONES", "tones hooks: the tones the far end pressed: 0-9, *, #, A-D only, at most 64"),
+        ("TELWATCH_TONES_DROPPED", "tones hooks: how many characters were left out (not a tone, or past 64)"),
         ("TELWATCH_REASON", "why the call is in its state, where the stack says"),
         ("TELWATCH_BACKEND", "modemmanager or ofono"),
         ("TELWATCH_MODEM", "the modem's object path"),

@@ -69,6 +69,10 @@ A stuck stack (a message filter takes a call's Properties.GetAll before dbusmock
                                     a new value. Returns at once: the signals go out in batches from
                                     the main loop, so other control calls are served mid-flood.
                                     They go straight on the connection: LoseSignals does not drop them.
+    HearTones(o call, s dtmf, u n)  n DtmfReceived(dtmf) on the call, all in one main-loop turn, as
+                                    the daemon passes on a modem's tone URCs (docs/modem-stacks.md
+                                    §14); a call must be active (Error.Core.WrongState otherwise), a
+                                    path that is no call gets them all the same (a confused daemon).
 
 Real methods (besides org.freedesktop.DBus.Properties Get/GetAll on every object):
     Voice: ListCalls() -> ao (newest first, as the daemon), CreateCall(a{sv} {"number": s}) -> o
@@ -539,6 +543,14 @@ class _ModemManager:
             self.delete_call(path)
         return dbus.UInt32(len(calls))
 
+    def ctl_hear_tones(self, call, dtmf, count):
+        if call in self.call_modem and self.state_of(call) != ACTIVE:
+            raise _core_error('WrongState', 'the call is not active')
+        for _ in range(int(count)):
+            signal = dbus.lowlevel.SignalMessage(call, CALL_IFACE, 'DtmfReceived')
+            signal.append(dtmf, signature='s')
+            self.reads.connection.send_message(signal)
+
     def ctl_flood_numbers(self, call, count):
         obj = self.call(call)
         indexes = iter(range(int(count)))
@@ -659,6 +671,7 @@ def load(mock, parameters):
             ('DeleteUnanswered', '', 'u', mm.ctl_delete_unanswered),
             ('HeldReads', '', 'u', lambda: dbus.UInt32(mm.reads.held)),
             ('FloodNumbers', 'ou', '', mm.ctl_flood_numbers),
+            ('HearTones', 'osu', '', mm.ctl_hear_tones),
     ]:
         templatelib.add_method(mock, MOCK_IFACE, name, in_sig, out_sig, impl)
 
