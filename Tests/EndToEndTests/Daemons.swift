@@ -148,6 +148,17 @@ final class ModemManagerDaemon: TelephonyDaemon {
     private let bus: BusClient
     private let socketPath: String
     private var polkit: TestProcess?
+    /// The plugin `Test.SetProfile` names: `generic`, or one whose modems report tones heard
+    /// (docs/modem-stacks.md §14: `simtech` reads `+RXDTMF`, `quectel` `+QTONEDET` from 1.24).
+    var plugin = "generic"
+
+    /// The daemon's own `Version` (`1.20.4`, `1.24.0`).
+    func version() throws -> String {
+        let reply = try bus.call(Self.busName, Self.root, Self.propertiesInterface, "Get",
+                                 [.string(Self.busName), .string("Version")])
+        guard case .variant(let value)? = reply.first else { return "" }
+        return value.string ?? ""
+    }
 
     init(bus: BusClient, socketPath: String) {
         self.bus = bus
@@ -178,7 +189,7 @@ final class ModemManagerDaemon: TelephonyDaemon {
         }
         defer { watch.cancel() }
         try bus.call(Self.busName, Self.root, "org.freedesktop.ModemManager1.Test", "SetProfile",
-                     [.string("telwatch-e2e"), .string("generic"), .array(elementSignature: "s", [.string(socketPath)])])
+                     [.string("telwatch-e2e"), .string(plugin), .array(elementSignature: "s", [.string(socketPath)])])
         try bus.wait("ModemManager exporting the simulated modem", timeout: 20) { added != nil }
         modemPath = added ?? ""
 

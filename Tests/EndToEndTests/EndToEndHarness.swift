@@ -211,6 +211,10 @@ final class EndToEndHarness {
             let id = text("call_id") ?? ""
             return "screened \(labels[id] ?? "?") \(text("action") ?? "?") rule=\(text("rule") ?? "?") "
                 + "hangup=\(text("hangup") ?? "-")"
+        case "tones":
+            // `tones LABEL TONES dropped=N`.
+            let id = text("call_id") ?? ""
+            return "tones \(labels[id] ?? "?") \(text("tones") ?? "?") dropped=\(object["dropped"] as? Int ?? -1)"
         case "run-started", "run-stopped":
             return "\(event) reason=\(text("reason") ?? "-")"
         case "lock-taken":
