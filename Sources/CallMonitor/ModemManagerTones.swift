@@ -18,11 +18,11 @@ enum ModemManagerTones {
         return (tones, dropped)
     }
 
-    /// A tone as the sixteen DTMF keys name it; lowercase `a`–`d` as their uppercase.
+    /// A tone as the sixteen DTMF keys name it, as every plugin's pattern writes it: a lowercase
+    /// letter is no modem's and is dropped with the rest (`reboot` holds no `B`).
     static func tone(_ scalar: Unicode.Scalar) -> Unicode.Scalar? {
         switch scalar {
         case "0"..."9", "*", "#", "A"..."D": return scalar
-        case "a"..."d": return Unicode.Scalar(scalar.value - 32)
         default: return nil
         }
     }
@@ -33,8 +33,8 @@ enum ModemManagerTones {
     private static func asciiCode(_ raw: String) -> Unicode.Scalar? {
         let bytes = raw.utf8
         guard (2...3).contains(bytes.count), bytes.allSatisfy({ (0x30...0x39).contains($0) }),
-              let code = UInt32(raw), let scalar = Unicode.Scalar(code), code >= 0x23, code <= 0x44
+              let code = UInt32(raw), let scalar = Unicode.Scalar(code)
         else { return nil }
-        return tone(scalar).flatMap { $0 == scalar ? $0 : nil }
+        return tone(scalar)
     }
 }

@@ -159,6 +159,7 @@ public struct EventSchema {
         writer.add("call_id", heard.call.id)
         writer.add("backend", heard.call.key.backend.rawValue)
         writer.add("modem", heard.call.modem.eventValue)
+        writer.add("direction", heard.call.direction.rawValue)
         writer.add("number", number(heard.call.number))
         writer.add("contact", contact)
         writer.add("tones", heard.tones)

@@ -57,9 +57,9 @@ final class HeardTonesTests: MonitorTestCase {
         heard = []
         try hear(call, "\u{1B}]0;owned\u{07}\n\r\t*")
         waitFor("the tone among control characters") { !heard.isEmpty }
-        // "0" and "d" are tones, whatever surrounds them: only what is not a tone goes.
-        XCTAssertEqual(heard.map(\.tones), ["0D*"])
-        XCTAssertEqual(heard.map(\.dropped), [11])
+        // "0" is a tone, whatever surrounds it; a lowercase "d" is no modem's: only tones stay.
+        XCTAssertEqual(heard.map(\.tones), ["0*"])
+        XCTAssertEqual(heard.map(\.dropped), [12])
 
         heard = []
         try hear(call, String(repeating: "7", count: 10_000))
@@ -137,5 +137,20 @@ final class HeardTonesTests: MonitorTestCase {
         waitFor("the call's own tone") { !heard.isEmpty }
         XCTAssertEqual(allTones, "5")
         expectNothingMore()
+    }
+
+    /// What each plugin passes on (docs/modem-stacks.md §14): one tone, or Quectel's ASCII code.
+    func testEachPluginsFormIsReadAsItsTone() {
+        for tone in "0123456789*#ABCD" {
+            XCTAssertEqual(ModemManagerTones.decode(String(tone)).tones, String(tone))
+            XCTAssertEqual(ModemManagerTones.decode(String(tone.asciiValue!)).tones, String(tone), "Quectel's code of \(tone)")
+        }
+        // Digits that are no tone's code are tones themselves.
+        XCTAssertEqual(ModemManagerTones.decode("10").tones, "10")
+        XCTAssertEqual(ModemManagerTones.decode("100").tones, "100")
+        XCTAssertEqual(ModemManagerTones.decode("4953").tones, "4953")
+        XCTAssertEqual(ModemManagerTones.decode("abcd").tones, "")
+        XCTAssertEqual(ModemManagerTones.decode("abcd").dropped, 4)
+        XCTAssertEqual(ModemManagerTones.decode("1\u{0}2").tones, "12")
     }
 }

@@ -453,11 +453,11 @@ final class JSONSchemaTests: XCTestCase {
                      into: &object)
         XCTAssertEqual(object.line, """
         {"event":"tones","time":"2026-11-29T14:20:45.402Z","call_id":"8758f479-318c-412c-8eef-94e245ed8d9f",\
-        "backend":"modemmanager","modem":"/org/freedesktop/ModemManager1/Modem/0","number":"+15551230001",\
-        "contact":"Gate","tones":"1234#","dropped":7,"live_calls":1}
+        "backend":"modemmanager","modem":"/org/freedesktop/ModemManager1/Modem/0","direction":"incoming",\
+        "number":"+15551230001","contact":"Gate","tones":"1234#","dropped":7,"live_calls":1}
         """)
         XCTAssertEqual(shape(object.line), ["event:string", "time:time", "call_id:string", "backend:string", "modem:string",
-                                            "number:string", "contact:string", "tones:string", "dropped:int",
+                                            "direction:string", "number:string", "contact:string", "tones:string", "dropped:int",
                                             "live_calls:int"])
         var redacted = JSONObject()
         EventSchema(redactNumbers: true).write(HeardTones(call: connected, tones: "1", dropped: 0), time: now,

@@ -187,6 +187,39 @@ final class MQTTCommandTests: CommandTestCase {
         XCTAssertFalse(watch.log().contains("mqtt:"), "no MQTT trouble to report:\n\(watch.log())")
     }
 
+    /// Tones the far end presses (docs/modem-stacks.md §14) are published as the event stream's
+    /// line, filtered and counted as there; a burst is a few messages, never one per signal.
+    func testTonesArePublishedAsTheirEventLines() throws {
+        try startModemManager()
+        let sub = try subscriber([Self.events])
+        var lines: [String] = []
+        let watch = try startMQTTWatch(lines: &lines)
+        let call = try ring("+15550009")
+        self.lines(watch, until: "incoming", into: &lines)
+        try mm(call, Self.callInterface, "Accept")
+        self.lines(watch, until: "connected", into: &lines)
+        try control("HearTones", [.objectPath(try ObjectPath(call)), .string("1;reboot"), .uint32(1)])
+        self.lines(watch, until: "tones", into: &lines)
+        try control("HearTones", [.objectPath(try ObjectPath(call)), .string("*"), .uint32(500)])
+        var told = 0
+        while told < 500, let line = watch.readLine(timeout: 15, where: { JSONLine.object($0)?["event"] as? String == "tones" }) {
+            lines.append(line)
+            let object = JSONLine.object(line)
+            told += ((object?["tones"] as? String)?.count ?? 0) + (object?["dropped"] as? Int ?? 0)
+        }
+        XCTAssertEqual(told, 500)
+        let toneLines = lines.filter { JSONLine.object($0)?["event"] as? String == "tones" }
+        XCTAssertLessThan(toneLines.count, 10, "a burst is a few events")
+        XCTAssertEqual(JSONLine.object(toneLines[0])?["tones"] as? String, "1")
+        XCTAssertEqual(JSONLine.object(toneLines[0])?["dropped"] as? Int, 7)
+
+        let published = self.events(sub, count: lines.count)
+        let tones = published.order.compactMap { published.bySeq[$0] }.filter { $0.contains(#""event":"tones""#) }
+        XCTAssertEqual(tones, toneLines.map { line in withSeq(line, lines.firstIndex(of: line)! + 1) })
+        watch.signal(SIGTERM)
+        XCTAssertEqual(watch.wait(timeout: 15), .exited(0), watch.log())
+    }
+
     // MARK: Availability
 
     func testSIGKILLMakesTheBrokerPublishOffline() throws {

@@ -34,8 +34,8 @@ final class TonesCommandTests: CommandTestCase {
 
         try hear(call, "1;rm -rf /")
         let tones = try XCTUnwrap(nextEvent(watch, "tones"), watch.log())
-        XCTAssertEqual(Array(tones.keys).sorted(), ["backend", "call_id", "contact", "dropped", "event", "live_calls",
-                                                    "modem", "number", "time", "tones"])
+        XCTAssertEqual(Array(tones.keys).sorted(), ["backend", "call_id", "contact", "direction", "dropped", "event",
+                                                    "live_calls", "modem", "number", "time", "tones"])
         XCTAssertEqual(tones["call_id"] as? String, id)
         XCTAssertEqual(tones["tones"] as? String, "1")
         XCTAssertEqual(tones["dropped"] as? Int, 9)
@@ -98,5 +98,38 @@ final class TonesCommandTests: CommandTestCase {
         XCTAssertEqual(Set(tones.map { $0["call_id"] as? String ?? "?" }),
                        Set(seen.filter { $0["event"] as? String == "connected" }.map { $0["call_id"] as? String ?? "" }))
         XCTAssertEqual(seen.last?["event"] as? String, "disconnected")
+    }
+
+    /// The D-Bus API's `Event` carries a `tones` as the JSON line does (`EventSchema`), and
+    /// `telwatch events` shows it, as JSON and as an escaped text line.
+    func testTheAPIsEventAndTelwatchEventsCarryTones() throws {
+        try startModemManager()
+        let watch = try startWatch()
+        let client = try MonitorAPITests.Client(logind)
+        defer { client.close() }
+        let json = try telwatch(["events", "--json", "--verbose", "--bus", fixture.address])
+        let text = try telwatch(["events", "--verbose", "--bus", fixture.address])
+        defer { json.terminate(); text.terminate() }
+        for follower in [json, text] {
+            let following = Files.waitUntil(try XCTUnwrap(follower.logPath), timeout: 10) {
+                follower.log().contains("following the telwatch service")
+            }
+            XCTAssertTrue(following, follower.log())
+        }
+        let (call, id) = try answeredCall(watch)
+        try hear(call, "9\u{1B}[m")
+        let line = try XCTUnwrap(watch.readLine(timeout: 10, where: { $0.contains(#""event":"tones""#) }), watch.log())
+
+        XCTAssertTrue(logind.run(until: { client.events.contains { $0.name == "tones" } }))
+        let event = try XCTUnwrap(client.events.first { $0.name == "tones" })
+        XCTAssertEqual(event.fields.map(\.key), ["event", "time", "call_id", "backend", "modem", "direction", "number",
+                                                 "contact", "tones", "dropped", "live_calls"])
+        XCTAssertEqual(event.fields.first { $0.key == "call_id" }?.value.string, id)
+        XCTAssertEqual(event.fields.first { $0.key == "tones" }?.value.string, "9")
+        XCTAssertEqual(json.readLine(timeout: 10, where: { $0.contains(#""event":"tones""#) }), line)
+        let shown = try XCTUnwrap(text.readLine(timeout: 10, where: { $0.contains("tones") }), text.log())
+        XCTAssertTrue(shown.contains(String(id.prefix(8)) + " 9 "), shown)
+        XCTAssertTrue(shown.hasSuffix("(3 dropped)"), shown)
+        XCTAssertFalse(shown.unicodeScalars.contains { $0.value < 0x20 }, shown)
     }
 }

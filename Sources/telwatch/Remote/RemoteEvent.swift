@@ -57,6 +57,7 @@ struct RemoteEvent {
             }
             return .calls([event], time: time)
         case CallHookEvent.screened.rawValue: return screened.map { .screened($0, time: time) }
+        case CallHookEvent.tones.rawValue: return tones.map { .tones($0, time: time) }
         case "backend": return backendNotice.map { .backend($0, time: time) }
         case "ready": return .ready(time: time)
         case "stats", "exit":
@@ -101,6 +102,16 @@ struct RemoteEvent {
         }
         return ScreenedCall(call: call, decision: ScreeningDecision(action: decided, rule: rule, source: text("source")),
                             hangup: hangup)
+    }
+
+    /// Tones heard on a call: only what the text line shows is carried.
+    private var tones: HeardTones? {
+        guard let id = text("call_id"), let backend = text("backend").flatMap(BackendKind.init(rawValue:)) else { return nil }
+        let call = CallSnapshot(
+            id: id, key: CallKey(backend: backend, path: ""), modem: ModemPath(text("modem") ?? ""),
+            direction: text("direction").flatMap(CallDirection.init(rawValue:)) ?? .unknown,
+            number: text("number") ?? "", state: .connected, detail: .active, firstSeen: time("time") ?? 0)
+        return HeardTones(call: call, tones: text("tones") ?? "", dropped: count("dropped"))
     }
 
     private var backendNotice: BackendNotice? {
