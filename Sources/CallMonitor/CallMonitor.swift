@@ -21,6 +21,8 @@ public final class CallMonitor {
     /// Tones the far end pressed on a live call (ModemManager's `DtmfReceived`), at most one event
     /// per call per `ToneGate.spacing`, with the moment the first of them was heard.
     public var onTones: ((HeardTones, Double) -> Void)?
+    /// Whether a timer is armed for tones that wait (only while some do).
+    var tonesTimerArmed: Bool { toneGate?.isArmed ?? false }
     private(set) var backends: [CallBackend] = []
     /// Acts asked of the stacks and not answered yet (`CallMonitor.act`, `dial`).
     let actsInFlight = ActsInFlight()

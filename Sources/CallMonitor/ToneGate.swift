@@ -25,6 +25,9 @@ final class ToneGate {
     private var releaseQueued = false
     private var timer: TimerSource?
 
+    /// Whether tones wait for their turn on the timer (never while none wait).
+    var isArmed: Bool { timer?.isArmed ?? false }
+
     init(loop: EventLoop, monotonic: @escaping () -> Double = monotonicNow,
          deliver: @escaping (HeardTones, Double) -> Void) {
         self.loop = loop
