@@ -210,8 +210,9 @@ final class MQTTCommandTests: CommandTestCase {
         XCTAssertEqual(told, 500)
         let toneLines = lines.filter { JSONLine.object($0)?["event"] as? String == "tones" }
         XCTAssertLessThan(toneLines.count, 10, "a burst is a few events")
-        XCTAssertEqual(JSONLine.object(toneLines[0])?["tones"] as? String, "1")
-        XCTAssertEqual(JSONLine.object(toneLines[0])?["dropped"] as? Int, 7)
+        let first = JSONLine.object(try XCTUnwrap(toneLines.first, "no tones line"))
+        XCTAssertEqual(first?["tones"] as? String, "1")
+        XCTAssertEqual(first?["dropped"] as? Int, 7)
 
         let published = self.events(sub, count: lines.count)
         let tones = published.order.compactMap { published.bySeq[$0] }.filter { $0.contains(#""event":"tones""#) }
