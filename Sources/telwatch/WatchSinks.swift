@@ -9,50 +9,6 @@ import PhoneActions
 import Pipeline
 import Processes
 
-/// What a sink of the watch pipeline is made from: the options, the session's parts (made
-/// before any sink) and the session's questions (`SinkSession`), which every sink gets as it is
-/// made. Nothing is handed to a sink after that.
-struct SinkParts {
-    let options: WatchOptions
-    let loop: EventLoop
-    /// stdout, for the event stream.
-    let output: LineWriter
-    let contacts: ContactDirectory?
-    let hooks: HookRunner
-    /// The run manager (nil when it could not start); its state directory holds the outbox, the
-    /// live calls' record and the history.
-    let runs: BGRunManager?
-    /// The D-Bus API's connection, its name already claimed; nil with `--no-api`.
-    let api: APIService?
-    /// The live calls' record as this telwatch found it (what an earlier one left).
-    let liveCallsLeft: String
-    let session: SinkSession
-    /// The reader of stdout went away (`telwatch | head`): the session stops.
-    let readerGone: () -> Void
-
-    var stateDirectory: String? { runs?.stateStore?.directory }
-}
-
-/// One sink of the watch pipeline: its type's name (as docs/ARCHITECTURE.md's diagram says it),
-/// the turn phase its output belongs to (nil: it acts as events arrive), whether it needs the run
-/// manager, and how it is made (nil: off with these options). How it takes a reloaded
-/// configuration is its own `ReloadsOptions` conformance (SinkReload.swift), if it has one.
-struct SinkRow {
-    let name: String
-    let phase: TurnPhase?
-    /// Made once the run manager has started. The run manager starts just before the first
-    /// such row: a run left open by a killed predecessor is shown by the sinks above it.
-    let needsRuns: Bool
-    let make: (SinkParts) throws -> EventSink?
-
-    init(_ name: String, phase: TurnPhase? = nil, needsRuns: Bool = true, make: @escaping (SinkParts) throws -> EventSink?) {
-        self.name = name
-        self.phase = phase
-        self.needsRuns = needsRuns
-        self.make = make
-    }
-}
-
 /// The sinks, in pipeline order: every event reaches them in this order (docs/ARCHITECTURE.md,
 /// "The pipeline", says why each is where it is; a test checks that its diagram lists these rows
 /// in this order). A new sink is its file and its row here, plus its options' rows in the option
