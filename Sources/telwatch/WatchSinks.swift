@@ -12,39 +12,39 @@ import Processes
 /// The sinks, in pipeline order: every event reaches them in this order (docs/ARCHITECTURE.md,
 /// "The pipeline", says why each is where it is; a test checks that its diagram lists these rows
 /// in this order). A new sink is its file and its row here, plus its options' rows in the option
-/// table.
+/// table, in the group the row names (`--help` lists each sink's options together, in this order).
 enum WatchSinks {
     static var table: [SinkRow] { [
         // A problem is on stderr before anything else happens about it.
         SinkRow("WarningSink", needsRuns: false) { WarningSink(verbosity: $0.options.verbosity) },
         // The event stream shows an event before its consequences.
-        SinkRow("OutputSink", phase: .print, needsRuns: false) { parts in
+        SinkRow("OutputSink", phase: .print, options: .output, needsRuns: false) { parts in
             OutputSink(output: parts.output, json: parts.options.json, verbosity: parts.options.verbosity,
                        schema: parts.options.schema, onBroken: parts.readerGone)
         },
         // Readiness, status and the stop for a service manager (systemd's Type=notify): before the runs.
         SinkRow("ServiceManagerSink", needsRuns: false) { try ServiceManagerSink.fromEnvironment(loop: $0.loop) },
-        SinkRow("TelManager") { TelManager(runs: $0.runs) },
+        SinkRow("TelManager", options: .runs) { TelManager(runs: $0.runs) },
         // After the runs (the lock is asked for first), before the hooks: a ring waits for no spawn.
-        SinkRow("PhoneActions") { parts in
+        SinkRow("PhoneActions", options: .phoneActions) { parts in
             PhoneActions.start(settings: parts.options.actions, loop: parts.loop, session: parts.session,
                                report: { warn($0) })
         },
         // Before the call hooks: a ring starts, and stops, before any hook of its event is queued.
-        SinkRow("ScopedCommandSink") { parts in
+        SinkRow("ScopedCommandSink", options: .callCommands) { parts in
             ScopedCommandSink(loop: parts.loop, settings: scopedSettings(parts.options), contacts: parts.contacts,
                               session: parts.session, report: { warn($0) })
         },
-        SinkRow("MonitorAPI") { parts in
+        SinkRow("MonitorAPI", options: .api) { parts in
             try parts.api.map {
                 try MonitorAPI(connection: $0.connection, schema: parts.options.schema, version: version,
                                session: parts.session)
             }
         },
-        SinkRow("CallHookSink") { CallHookSink(hooks: $0.hooks, session: $0.session) },
+        SinkRow("CallHookSink", options: .hooks) { CallHookSink(hooks: $0.hooks, session: $0.session) },
         // After the runs (an event's consequences are in its turn) and before the history, whose
         // disk writes come after the turn's messages are out.
-        SinkRow("MQTTSink", phase: .publish) { parts in
+        SinkRow("MQTTSink", phase: .publish, options: .mqtt) { parts in
             try parts.options.mqtt.settings().map {
                 MQTTSink(settings: $0, schema: parts.options.schema, loop: parts.loop,
                          stateDirectory: parts.stateDirectory, countsBlockedCalls: parts.options.screeningFile != nil,
@@ -59,7 +59,7 @@ enum WatchSinks {
                                  report: { warn($0) })
             }
         },
-        SinkRow("HistorySink", phase: .persist, make: historySink),
+        SinkRow("HistorySink", phase: .persist, options: .history, make: historySink),
     ] }
 
     /// Call-scoped commands write where hooks do (stderr) and get the run command's grace.

@@ -33,10 +33,12 @@ struct OptionSpec: Sendable {
     var key: String?
     var change: Change
     var kind: ValueKind
+    /// Where `--help` and telwatch(1) list it: a sink's options are its sink's group.
+    var group: OptionGroup
 
     /// An option that takes a value.
     init(_ flag: String?, _ value: String, _ help: String, commands: [TelwatchCommand], key: String? = nil,
-         change: Change = .none, kind: ValueKind = .text) {
+         change: Change = .none, kind: ValueKind = .text, group: OptionGroup = .general) {
         self.flag = flag
         self.value = value
         self.help = help
@@ -44,11 +46,12 @@ struct OptionSpec: Sendable {
         self.key = key
         self.change = change
         self.kind = kind
+        self.group = group
     }
 
     /// A flag that takes no value (in the config file: `KEY = true|false`).
     init(_ flag: String, short: String? = nil, _ help: String, commands: [TelwatchCommand], key: String? = nil,
-         change: Change = .none) {
+         change: Change = .none, group: OptionGroup = .general) {
         self.flag = flag
         self.short = short
         self.help = help
@@ -56,6 +59,7 @@ struct OptionSpec: Sendable {
         self.key = key
         self.change = change
         kind = .none
+        self.group = group
     }
 
     /// The value as the config file takes it.
