@@ -5,6 +5,14 @@ import Glibc
 public final class ExportedInterface {
     /// Returns the reply's arguments, or throws; a thrown `DBusError.remote` becomes that error reply.
     public typealias MethodHandler = (Message) throws -> [DBusValue]
+    /// Answers through `MethodReply`, now or later; a thrown `DBusError.remote` before it did
+    /// becomes that error reply.
+    public typealias LaterMethodHandler = (Message, MethodReply) throws -> Void
+
+    enum Answer {
+        case now(MethodHandler)
+        case later(LaterMethodHandler)
+    }
 
     public enum Access: String, Sendable { case read, write, readwrite }
 
@@ -13,7 +21,7 @@ public final class ExportedInterface {
         let inSignature: String
         let outSignature: String
         let documentation: Documentation
-        let handler: MethodHandler
+        let answer: Answer
     }
 
     struct Property {
@@ -62,7 +70,19 @@ public final class ExportedInterface {
         _ = try Signature(inSignature)
         _ = try Signature(outSignature)
         methods.append(Method(name: name, inSignature: inSignature, outSignature: outSignature,
-                              documentation: documentation, handler: handler))
+                              documentation: documentation, answer: .now(handler)))
+    }
+
+    /// A method whose reply waits on something else: `handler` gets the call and its
+    /// `MethodReply`, keeps the reply, and answers through it once the work is done.
+    public func addMethod(_ name: String, in inSignature: String = "", out outSignature: String = "",
+                          documentation: Documentation = Documentation(),
+                          answeredLater handler: @escaping LaterMethodHandler) throws {
+        try DBusName.check(member: name)
+        _ = try Signature(inSignature)
+        _ = try Signature(outSignature)
+        methods.append(Method(name: name, inSignature: inSignature, outSignature: outSignature,
+                              documentation: documentation, answer: .later(handler)))
     }
 
     public func addProperty(_ name: String, signature: String, documentation: String? = nil,

@@ -121,7 +121,19 @@ extension Connection {
                     throw DBusError.remote(name: "org.freedesktop.DBus.Error.InvalidArgs",
                                            message: "\(member) takes '\(method.inSignature)', got '\(call.signature)'")
                 }
-                let values = try method.handler(call)
+                let handler: ExportedInterface.MethodHandler
+                switch method.answer {
+                case .now(let now): handler = now
+                case .later(let later):
+                    let reply = MethodReply(call: call, connection: self, outSignature: method.outSignature)
+                    do { try later(call, reply) } catch {
+                        // Answered already: the caller has its answer, and this error is the handler's alone.
+                        guard reply.answer() else { return true }
+                        throw error
+                    }
+                    return true
+                }
+                let values = try handler(call)
                 let produced = values.map(\.signatureString).joined()
                 guard produced == method.outSignature else {
                     throw DBusError.remote(name: "org.freedesktop.DBus.Error.Failed",
@@ -156,7 +168,7 @@ extension Connection {
         return property
     }
 
-    private func reply(to call: Message, _ values: [DBusValue]) {
+    func reply(to call: Message, _ values: [DBusValue]) {
         guard !call.noReply else { return }
         let reply = call.makeReply()
         do {
@@ -167,7 +179,7 @@ extension Connection {
         }
     }
 
-    private func replyError(to call: Message, name: String, _ text: String) {
+    func replyError(to call: Message, name: String, _ text: String) {
         guard !call.noReply else { return }
         do { try send(call.makeErrorReply(name: name, message: text)) } catch let error as DBusError where error == .disconnected {
             // The caller went with the connection, whose loss `onDisconnect` reports.

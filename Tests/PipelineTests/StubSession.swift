@@ -21,6 +21,12 @@ final class StubSession: SinkSession {
     var stateDirectory: String? { nil }
     func screening(of callID: String) -> ScreeningAction? { nil }
     func silence(callID: String) -> SilenceOutcome { .noSuchCall }
+    func act(_ act: CallAct, on callID: String, by: ActRequester, done: @escaping (CallActReport) -> Void) {
+        done(CallActReport(.failure(.noSuchCall)))
+    }
+    func dial(_ number: String, modem: String?, by: ActRequester, done: @escaping (CallActReport) -> Void) {
+        done(CallActReport(.failure(.stackGone)))
+    }
     func missedUnseen() -> Int? { nil }
     func send(_ event: PipelineEvent) {}
 }

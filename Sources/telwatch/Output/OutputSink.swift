@@ -41,6 +41,8 @@ final class OutputSink: EventSink, LoopHook {
             }
         case .screened(let screened, let time):
             write(callFormat.text(screened, time: time))
+        case .acted(let acted, let time):
+            write(callFormat.text(acted, time: time))
         case .run(let run):
             if shows(byDefault: ServiceEventFormat.isShownByDefault(run)) { write(ServiceEventFormat.text(run)) }
         case .sleep(let sleep):

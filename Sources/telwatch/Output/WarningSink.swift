@@ -18,6 +18,10 @@ final class WarningSink: EventSink {
         case .run(let run) where run.isWarning: warn(ServiceEventFormat.warning(run))
         case .sleep(let sleep) where sleep.isWarning: warn(ServiceEventFormat.warning(sleep))
         case .backend(let notice, _) where notice.isWarning: warn(notice.description)
+        case .acted(let acted, _) where acted.isWarning:
+            // The stack misbehaved; a refusal is the asker's answer, not a problem (`ActedCall.isWarning`).
+            let call = acted.callID.map { " of call " + $0.prefix(8) } ?? ""
+            warn("\(acted.kind.rawValue)\(call) asked by \(acted.requester.rawValue): \(acted.report.failure?.message ?? "")")
         case .hook(let outcome):
             let command = outcome.command.joined(separator: " ")
             if !outcome.result.isSuccess {
