@@ -96,7 +96,7 @@ enum CallObject {
 
     static let screeningProperty = "Screening"
     static let screeningDoc = """
-        What call screening does to the call: reject, silence, ignore or allow, as its screened \
+        What call screening does to the call: reject, deflect, silence, ignore or allow, as its screened \
         event's action; "" while no rule (and no Silence) has spoken of it.
         """
 

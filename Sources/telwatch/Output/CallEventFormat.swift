@@ -45,8 +45,11 @@ struct CallEventFormat {
             TerminalText.field(schema.number(screened.call.number)).padded(to: 16),
             "rule=" + TerminalText.field(screened.decision.ruleText),
         ]
+        if let target = screened.decision.deflectTo { fields.append("to=" + TerminalText.field(schema.number(target))) }
+        if let command = screened.decision.command { fields.append("command=" + TerminalText.field(command.name)) }
+        if let deflection = screened.deflection { fields.append("deflect=" + deflection.word) }
         if let hangup = screened.hangup { fields.append("hangup=" + hangup.word) }
-        if case .failed(let why)? = screened.hangup { fields.append("(" + TerminalText.field(why) + ")") }
+        if let why = screened.failure { fields.append("(" + TerminalText.field(why) + ")") }
         return fields.joined(separator: " ")
     }
 

@@ -33,10 +33,10 @@ enum OptionTable {
         OptionSpec("--contacts", "FILE", "names for numbers: vCard (FN, TEL) or NUMBER<TAB>NAME; read again whenever "
                    + "the file changes", commands: watchLike, key: "contacts", change: .restart, kind: .file),
         OptionSpec("--screening", "FILE", "screen incoming calls by the rules in FILE (block, allow, block-list, "
-                   + "allow-list, withheld, unknown, quiet, except; docs/screening.md): reject, silence, ignore or "
-                   + "allow each before it rings; read again when it changes and on SIGHUP; a file that cannot be "
-                   + "read screens nothing", commands: [.watch, .doctor], key: "screening", change: .reload, kind: .file,
-                   group: .screening),
+                   + "allow-list, withheld, unknown, quiet, except, voicemail, command; docs/screening.md): reject "
+                   + "(and run a command), deflect, silence, ignore or allow each before it rings; read again when it "
+                   + "changes and on SIGHUP; a file that cannot be read screens nothing", commands: [.watch, .doctor],
+                   key: "screening", change: .reload, kind: .file, group: .screening),
         OptionSpec("--screening", "FILE", "the rules file to edit (default: the config file's screening, else the "
                    + "service's: as root, the one /etc/telwatch/telwatch.conf names; as another user, "
                    + "~/.config/telwatch/screening.conf, the user unit's); created if it does not exist",
@@ -129,7 +129,7 @@ enum OptionTable {
                    commands: [.doctor], kind: .text, group: .otherCommands),
         OptionSpec("--missed", "only missed calls", commands: [.log], group: .log),
         OptionSpec("--unseen", "only missed calls not marked seen yet", commands: [.log], group: .log),
-        OptionSpec("--screened", "only calls call screening rejected, ignored or silenced", commands: [.log],
+        OptionSpec("--screened", "only calls call screening rejected, deflected, ignored or silenced", commands: [.log],
                    group: .log),
         OptionSpec("--since", "DURATION|DATE", "calls first seen since then: 2h, 7d, 2026-11-29, 2026-11-29 08:00",
                    commands: [.log], group: .log),
