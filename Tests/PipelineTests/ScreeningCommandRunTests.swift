@@ -31,7 +31,8 @@ final class ScreeningCommandRunTests: XCTestCase {
         try Files.script(gate, "env -0 > \"$1\"; exit 3")
         let hooks = HookRunner(loop: loop, settings: HookSettings(timeout: 10)) { [unowned self] in self.outcomes.append($0) }
         XCTAssertFalse(hooks.mayHaveHooks, "no hook configured")
-        let sink = CallHookSink(hooks: hooks, session: QuietSession())
+        let session = StubSession()
+        let sink = CallHookSink(hooks: hooks, session: session)
         let hostile = "+1555;$(reboot)\n`id` \"x\""
         let call = CallSnapshot(id: "3f2a1c9e-0000-4000-8000-000000000001",
                                 key: CallKey(backend: .modemManager, path: "/c/1"), modem: "/m", direction: .incoming,
@@ -58,16 +59,4 @@ final class ScreeningCommandRunTests: XCTestCase {
         XCTAssertEqual(environment["TELWATCH_DEFLECT_TO"], "")
         XCTAssertEqual(environment["TELWATCH_CALL_ID"], call.id)
     }
-}
-
-private final class QuietSession: SinkSession {
-    var liveCalls: [CallSnapshot] { [] }
-    func screening(of callID: String) -> ScreeningAction? { nil }
-    func silence(callID: String) -> SilenceOutcome { .noSuchCall }
-    func send(_ event: PipelineEvent) {}
-    func missedUnseen() -> Int? { nil }
-    var liveRun: (id: String, holders: Int)? { nil }
-    var runRecord: RunRecord? { nil }
-    var stateDirectory: String? { nil }
-    func runID(heldBy callID: String) -> String? { nil }
 }
