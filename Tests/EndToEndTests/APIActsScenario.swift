@@ -153,6 +153,8 @@ extension EndToEndTestCase {
         for pattern in ["CFUN", "CTFR", "ATD112", "^ATA$"] {
             XCTAssertNil(try modem.seen(pattern, since: mark), "\(pattern): \(modem.dialogue)")
         }
+        // A refusal is the asker's answer, not a problem of the service: nothing on stderr.
+        XCTAssertFalse(world.telwatchLog.contains("asked by"), world.telwatchLog)
         // One line each; the calls' hooks and the dials' (no call) may run side by side.
         try world.bus.waitForLog(record, containing: "]\n", count: 6, what: "the acted hooks")
         XCTAssertEqual(Set((Files.text(record) ?? "").split(separator: "\n").map(String.init)), [
