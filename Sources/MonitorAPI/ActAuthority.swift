@@ -36,7 +36,8 @@ final class ActAuthority {
             guard case .success(let reply) = result, let uid = try? reply.decode(UInt32.self) else {
                 return done(.refused("the bus did not tell the caller's uid"))
             }
-            guard let self, self.connection.bus != .session else { return done(.allowed(uid: uid)) }
+            guard let self else { return done(.refused("telwatch's API is closing")) }
+            guard self.connection.bus != .session else { return done(.allowed(uid: uid)) }
             self.askPolkit(action, sender: sender, uid: uid, done: done)
         }
     }
