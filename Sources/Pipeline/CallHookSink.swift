@@ -7,9 +7,12 @@ import Processes
 /// Runs the hooks of every call event (run hooks are the run manager's). A call's hooks run under
 /// its id as ordering key, so one call's hooks run in order while different calls' run side by
 /// side. Their environment: `TELWATCH_EVENT` (incoming, dialing, connected, disconnected, missed,
-/// updated, screened, tones) and the call's variables (`CallEnvironment`); a `screened` hook also gets
-/// `TELWATCH_SCREENED` (the action) and `TELWATCH_SCREENING_RULE`; a `tones` hook `TELWATCH_TONES`
-/// (DTMF keys only, never more than `HeardTones.limit`) and `TELWATCH_TONES_DROPPED`.
+/// updated, screened, tones, acted) and the call's variables (`CallEnvironment`); a `screened` hook also gets
+/// `TELWATCH_SCREENED` (the action), `TELWATCH_SCREENING_RULE`, `TELWATCH_SCREENING_COMMAND` and
+/// `TELWATCH_DEFLECT_TO`, a `tones` hook `TELWATCH_TONES` (DTMF keys only, never more than
+/// `HeardTones.limit`) and `TELWATCH_TONES_DROPPED`, an `acted` hook `TELWATCH_ACT`, `TELWATCH_ACT_BY`,
+/// `TELWATCH_ACT_RESULT` and `TELWATCH_ACT_NUMBER`. It also runs a `run NAME` screening rule's
+/// command, with that environment.
 public final class CallHookSink: EventSink {
     private let hooks: HookRunner
     private var isFinishing = false
@@ -22,16 +25,25 @@ public final class CallHookSink: EventSink {
     }
 
     public func receive(_ delivery: Delivery) {
-        guard !isFinishing, hooks.mayHaveHooks else { return }
+        guard !isFinishing else { return }
         let liveCalls = delivery.liveCalls
         if case .screened(let screened, _) = delivery.event {
-            // Under the call's id: after the hooks of the event that made its number known.
-            return run(.screened, screened.call, previous: screened.call.state, liveCalls: liveCalls,
-                       contact: delivery.contact(of: screened.call.number), extra: [
+            let extra = [
                 ("TELWATCH_SCREENED", screened.action.rawValue),
                 ("TELWATCH_SCREENING_RULE", screened.decision.ruleText),
-            ])
+                ("TELWATCH_SCREENING_COMMAND", screened.decision.command?.name ?? ""),
+                ("TELWATCH_DEFLECT_TO", screened.decision.deflectTo ?? ""),
+            ]
+            if let command = screened.decision.command, screened.hangup == .requested {
+                runCommand(command, of: screened, liveCalls: liveCalls, contact: delivery.contact(of: screened.call.number),
+                           extra: extra)
+            }
+            guard hooks.mayHaveHooks else { return }
+            // Under the call's id: after the hooks of the event that made its number known.
+            return run(.screened, screened.call, previous: screened.call.state, liveCalls: liveCalls,
+                       contact: delivery.contact(of: screened.call.number), extra: extra)
         }
+        guard hooks.mayHaveHooks else { return }
         if case .tones(let heard, _) = delivery.event {
             // Under the call's id: after the hooks of the call's events before it, as heard.
             return run(.tones, heard.call, previous: heard.call.state, liveCalls: liveCalls,
@@ -40,6 +52,7 @@ public final class CallHookSink: EventSink {
                 ("TELWATCH_TONES_DROPPED", String(heard.dropped)),
             ])
         }
+        if case .acted(let acted, _) = delivery.event { return run(acted, liveCalls: liveCalls, delivery: delivery) }
         guard case .calls(let events, _) = delivery.event else { return }
         // A `missed` tells the state the call was in before its `disconnected` of the same batch.
         var endedFrom: [String: CallState?] = [:]
@@ -60,6 +73,23 @@ public final class CallHookSink: EventSink {
         }
     }
 
+    /// An `acted` hook: the act's variables, and the call's when there is one (under its id, after
+    /// its own events' hooks); a dial refused before any call was made has only the act's.
+    private func run(_ acted: ActedCall, liveCalls: Int, delivery: Delivery) {
+        let act: [(name: String, value: String)] = [
+            ("TELWATCH_ACT", acted.kind.rawValue),
+            ("TELWATCH_ACT_BY", acted.requester.rawValue),
+            ("TELWATCH_ACT_RESULT", acted.result),
+            ("TELWATCH_ACT_NUMBER", acted.number ?? ""),
+        ]
+        guard let call = acted.call else {
+            hooks.run(event: CallHookEvent.acted.rawValue, key: CallHookSink.hookKey(of: acted.callID ?? ""),
+                      variables: act + [("TELWATCH_CALL_ID", acted.callID ?? ""), ("TELWATCH_LIVE_CALLS", String(liveCalls))])
+            return
+        }
+        run(.acted, call, previous: call.state, liveCalls: liveCalls, contact: delivery.contact(of: call.number), extra: act)
+    }
+
     /// A call's hooks wait in a line of their own, apart from every other call's and the run's.
     public static func hookKey(of callID: String) -> HookKey { HookKey(CallHookSink.self, callID) }
 
@@ -68,6 +98,17 @@ public final class CallHookSink: EventSink {
     public func finish(then done: @escaping () -> Void) {
         isFinishing = true
         hooks.whenIdle(done)
+    }
+
+    /// A `run NAME` rule's command (the gate opener), once, as its call's rejection is first said:
+    /// an argv with the environment a `screened` hook gets, in a line of its own so that no hook
+    /// of the call delays it; its outcome is said as a hook's is.
+    private func runCommand(_ command: ScreeningCommand, of screened: ScreenedCall, liveCalls: Int, contact: String?,
+                            extra: [(name: String, value: String)]) {
+        let call = screened.call
+        hooks.run([command.arguments], event: CallHookEvent.screened.rawValue, key: HookKey(ScreeningCommand.self, call.id),
+                  variables: CallEnvironment.variables(of: call, previous: call.state, liveCalls: liveCalls,
+                                                       runID: session?.runID(heldBy: call.id), contact: contact) + extra)
     }
 
     private func run(_ event: CallHookEvent, _ call: CallSnapshot, previous: CallState?, liveCalls: Int,

@@ -34,6 +34,9 @@ extension EventSchema {
         case .tones(let heard, let time):
             write(heard, time: time, liveCalls: liveCalls, contact: contact(heard.call.number), into: &object)
             body(&object)
+        case .acted(let acted, let time):
+            write(acted, time: time, liveCalls: liveCalls, into: &object)
+            body(&object)
         case .hook:
             break
         }

@@ -22,6 +22,9 @@ public enum PipelineEvent {
     /// Tones the far end pressed on a call, paced per call (docs/modem-stacks.md §14); `time` is
     /// when the first of them was heard.
     case tones(HeardTones, time: Double)
+    /// An act on a call, or a dial, asked for by someone (`SinkSession.act`, `dial`), and what
+    /// came of it: sent once the stack answered, or once telwatch refused it.
+    case acted(ActedCall, time: Double)
 }
 
 extension PipelineEvent {
@@ -30,7 +33,8 @@ extension PipelineEvent {
     public var time: Double {
         switch self {
         case .calls(_, let time), .screened(_, let time), .backend(_, let time), .ready(let time),
-             .tones(_, let time): return time
+             .tones(_, let time), .acted(_, let time):
+            return time
         case .run(let run): return run.time
         case .sleep(let sleep): return sleep.time
         case .hook(let outcome): return outcome.startedAt + outcome.duration

@@ -20,6 +20,7 @@ enum HookEvents {
         case .updated: return "a live call changed (held, waiting, multiparty…)"
         case .screened: return "call screening decided about a call (--screening, or Silence)"
         case .tones: return "the far end pressed tones (DTMF) on a call, where the modem reports them"
+        case .acted: return "an act asked from afar (answer, hang up, deflect, tones, dial) was done or refused"
         }
     }
 

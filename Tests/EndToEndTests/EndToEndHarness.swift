@@ -215,6 +215,10 @@ final class EndToEndHarness {
             // `tones LABEL TONES dropped=N`.
             let id = text("call_id") ?? ""
             return "tones \(labels[id] ?? "?") \(text("tones") ?? "?") dropped=\(object["dropped"] as? Int ?? -1)"
+        case "acted":
+            // `acted ACT LABEL by=B result=R`: LABEL `-` without a call, `?` for a call never seen.
+            let call = text("call_id").map { labels[$0] ?? "?" } ?? "-"
+            return "acted \(text("act") ?? "?") \(call) by=\(text("by") ?? "?") result=\(text("result") ?? "?")"
         case "run-started", "run-stopped":
             return "\(event) reason=\(text("reason") ?? "-")"
         case "lock-taken":

@@ -43,6 +43,8 @@ final class OutputSink: EventSink, LoopHook {
             write(callFormat.text(screened, time: time))
         case .tones(let heard, let time):
             write(callFormat.text(heard, time: time))
+        case .acted(let acted, let time):
+            write(callFormat.text(acted, time: time))
         case .run(let run):
             if shows(byDefault: ServiceEventFormat.isShownByDefault(run)) { write(ServiceEventFormat.text(run)) }
         case .sleep(let sleep):
@@ -98,30 +100,3 @@ final class OutputSink: EventSink, LoopHook {
     }
 }
 
-/// Problems on stderr, whatever the output format: the warnings among run, sleep and backend
-/// events (their own `isWarning` decides), and hooks that failed (all hooks with `--verbose`).
-final class WarningSink: EventSink {
-    var verbosity: WatchOptions.Verbosity
-
-    init(verbosity: WatchOptions.Verbosity) {
-        self.verbosity = verbosity
-    }
-
-    func receive(_ delivery: Delivery) {
-        guard verbosity != .quiet else { return }
-        switch delivery.event {
-        case .run(let run) where run.isWarning: warn(ServiceEventFormat.warning(run))
-        case .sleep(let sleep) where sleep.isWarning: warn(ServiceEventFormat.warning(sleep))
-        case .backend(let notice, _) where notice.isWarning: warn(notice.description)
-        case .hook(let outcome):
-            let command = outcome.command.joined(separator: " ")
-            if !outcome.result.isSuccess {
-                warn("hook \(command) for \(outcome.event): \(outcome.result)")
-            } else if verbosity == .verbose {
-                warn("hook \(command) for \(outcome.event): \(outcome.result) in \(Duration.text(outcome.duration))")
-            }
-        default:
-            break
-        }
-    }
-}
