@@ -1,6 +1,9 @@
 /// telwatch's commands, as `telwatch COMMAND` names them (`watch` is also the default).
 enum TelwatchCommand: String, CaseIterable, Sendable {
-    case watch, status, events, doctor, log, block, allow, simulate, demo
+    case watch, status, events, answer, hangup, deflect, tones, dial, doctor, log, block, allow, simulate, demo
+
+    /// The commands that ask the running service to act on a call.
+    static let acts: [TelwatchCommand] = [.answer, .hangup, .deflect, .tones, .dial]
 
     /// One line for the man page and the completions.
     var summary: String {
@@ -8,6 +11,11 @@ enum TelwatchCommand: String, CaseIterable, Sendable {
         case .watch: return "follow the calls and hold a background run while any is live (the default)"
         case .status: return "the calls live now, the run and the last sleep, from the running service"
         case .events: return "follow the running service's events"
+        case .answer: return "answer a ringing call, through the running service"
+        case .hangup: return "hang a call up (reject a ringing one), through the running service"
+        case .deflect: return "send a ringing call on to another number unanswered, through the running service"
+        case .tones: return "send DTMF tones on a connected call, through the running service"
+        case .dial: return "place a call, through the running service; prints its id"
         case .doctor: return "check what telwatch needs, one line each, with the fix"
         case .log: return "the calls recorded in the history"
         case .block: return "put numbers on the screening rules' block list; a running telwatch follows"
@@ -22,6 +30,10 @@ enum TelwatchCommand: String, CaseIterable, Sendable {
         switch self {
         case .simulate: return "[\\fISCRIPT\\fR | \\-]"
         case .block, .allow: return "\\fINUMBER\\fR..."
+        case .answer, .hangup: return "[\\fICALL\\fR]"
+        case .deflect: return "[\\fICALL\\fR] \\fINUMBER\\fR"
+        case .tones: return "[\\fICALL\\fR] \\fIDIGITS\\fR"
+        case .dial: return "\\fINUMBER\\fR"
         default: return nil
         }
     }
@@ -117,7 +129,8 @@ enum OptionTable {
         OptionSpec("--backend", "auto|modemmanager|ofono", "which stacks to follow (default auto: whichever run)",
                    commands: [.watch, .status, .doctor], key: "backend", change: .restart, kind: .words(backends)),
         OptionSpec("--bus", "system|session|ADDRESS", "the bus (default system)",
-                   commands: [.watch, .status, .events, .doctor, .log], key: "bus", change: .restart, kind: .words(buses)),
+                   commands: [.watch, .status, .events, .doctor, .log] + TelwatchCommand.acts, key: "bus", change: .restart,
+                   kind: .words(buses)),
         OptionSpec("--bus", "system|session|ADDRESS", "the bus to own ModemManager's name on (default session)",
                    commands: [.simulate], kind: .words(buses)),
         OptionSpec("--json", "JSON Lines instead of text (every event's keys: docs/user-guide.md)",
@@ -184,7 +197,8 @@ enum OptionTable {
         OptionSpec("--no-api", "do not own io.telwatch.Monitor1, the D-Bus API that telwatch status and telwatch "
                    + "events ask (config file: api = false)", commands: watchLike, key: "api", change: .restart),
         OptionSpec("--api-bus", "system|session", "the API's bus (default: the bus watched)",
-                   commands: [.watch, .status, .events, .log], key: "api-bus", change: .restart, kind: .words(buses)),
+                   commands: [.watch, .status, .events, .log] + TelwatchCommand.acts, key: "api-bus", change: .restart,
+                   kind: .words(buses)),
         OptionSpec("--mqtt", "mqtt[s]://HOST[:PORT]", "also publish to an MQTT broker: retained TOPIC/status, /calls, "
                    + "/run, /state; every event on /events", commands: watchLike, key: "mqtt", change: .restart),
         OptionSpec("--mqtt-topic", "TOPIC", "the topics' root (default telwatch/%h, %h the host name)",
@@ -237,6 +251,8 @@ enum OptionTable {
         OptionSpec("--csv", "CSV (RFC 4180) with the same columns; a cell that a spreadsheet would run as a formula "
                    + "(=, +, -, @) starts with a '", commands: [.log]),
         OptionSpec("--mark-seen", "mark the missed calls listed as seen", commands: [.log]),
+        OptionSpec("--modem", "PATH", "the modem to dial on, its object path (default: the one voice modem)",
+                   commands: [.dial]),
         OptionSpec("--modems", "N", "how many modems the fake has, 0 to 16 (default 1)", commands: [.simulate]),
         OptionSpec("--exit", "exit when the script is done instead of serving the bus on", commands: [.simulate]),
         OptionSpec("--speed", "X", "play the story X times faster (0.1 to 1000)", commands: [.demo]),
