@@ -4,7 +4,7 @@ import Pipeline
 // An event's fields as D-Bus values, one rule for the `Event` signal and the properties: a string
 // is `s`, a flag `b`, a count `x`, a duration `d` (seconds), a moment `t` (microseconds since the
 // epoch, systemd's convention, whose milliseconds are the JSON line's); a null keeps its key as
-// an empty array of its type (`as`, `ad`, `at`), D-Bus having no null. Keys and order are the
+// an empty array of its type (`as`, `ax`, `ad`, `at`), D-Bus having no null. Keys and order are the
 // JSON line's, because `EventSchema` writes both.
 
 /// Writes an event straight into an `Event(s event, a{sv} fields)` signal, in wire format. Every
@@ -52,6 +52,11 @@ struct SignalFields: EventFieldWriter {
         signal!.entry(name, int64: Int64(value))
     }
 
+    mutating func add(_ name: StaticString, count value: Int?) {
+        begin(name, nil)
+        put(name, value, null: "x") { $0.entry(name, int64: Int64($1)) }
+    }
+
     mutating func add(_ name: StaticString, seconds value: Double?) {
         begin(name, nil)
         put(name, value, null: "d") { $0.entry(name, double: $1) }
@@ -80,6 +85,10 @@ struct PropertyFields: EventFieldWriter {
     mutating func add(_ name: StaticString, _ value: Bool) { put(name, .bool(value)) }
 
     mutating func add(_ name: StaticString, _ value: Int) { put(name, .int64(Int64(value))) }
+
+    mutating func add(_ name: StaticString, count value: Int?) {
+        put(name, value.map { .int64(Int64($0)) } ?? .array(elementSignature: "x", []))
+    }
 
     mutating func add(_ name: StaticString, seconds value: Double?) {
         put(name, value.map(DBusValue.double) ?? .array(elementSignature: "d", []))

@@ -259,6 +259,8 @@ public final class MonitorAPI: EventSink {
                 sendCallChanges([(CallObject.screeningProperty, .string(screened.action.rawValue))], path: path)
             }
             sendEvent { schema.write(screened, time: time, liveCalls: liveCalls, into: &$0); return true }
+        case .acted(let acted, let time):
+            sendEvent { schema.write(acted, time: time, liveCalls: liveCalls, into: &$0); return true }
         case .hook:
             break
         }

@@ -31,6 +31,9 @@ extension EventSchema {
         case .screened(let screened, let time):
             write(screened, time: time, liveCalls: liveCalls, into: &object)
             body(&object)
+        case .acted(let acted, let time):
+            write(acted, time: time, liveCalls: liveCalls, into: &object)
+            body(&object)
         case .hook:
             break
         }

@@ -8,6 +8,8 @@ public protocol EventFieldWriter {
     mutating func add(_ name: StaticString, _ value: String?)
     mutating func add(_ name: StaticString, _ value: Bool)
     mutating func add(_ name: StaticString, _ value: Int)
+    /// A count that may be unknown (null).
+    mutating func add(_ name: StaticString, count value: Int?)
     /// A duration in seconds, or null.
     mutating func add(_ name: StaticString, seconds value: Double?)
     /// A wall-clock moment, or null.
@@ -187,4 +189,30 @@ public struct EventSchema {
         writer.add("last_override_run", sleep.lastOverrideRun)
         writer.add("last_override_lock", sleep.lastOverrideLock?.rawValue)
     }
+
+    // MARK: acted
+
+    /// `acted`: an act on a call (or a dial), who asked, and what came of it (docs/user-guide.md,
+    /// "JSON lines"). The number dialled or deflected to is a number like a caller's: redacted alike.
+    public func write<W: EventFieldWriter>(_ acted: ActedCall, time: Double, liveCalls: Int, into writer: inout W) {
+        let failure = acted.report.failure
+        writer.add("event", EventSchema.actedEvent)
+        writer.add("time", time: time)
+        writer.add("act", acted.kind.rawValue)
+        writer.add("call_id", acted.callID)
+        writer.add("backend", acted.call?.key.backend.rawValue)
+        writer.add("by", acted.requester.rawValue)
+        writer.add("uid", count: acted.uid.map { Int($0) })
+        writer.add("number", acted.number.map(number))
+        writer.add("modem", acted.modem)
+        writer.add("result", acted.result)
+        writer.add("error", failure?.stackError)
+        writer.add("message", failure?.message)
+        writer.add("elapsed", seconds: acted.report.elapsed)
+        writer.add("tones_sent", acted.report.tonesSent)
+        writer.add("live_calls", liveCalls)
+    }
+
+    /// The `acted` event's name (and its hook's).
+    public static let actedEvent = "acted"
 }

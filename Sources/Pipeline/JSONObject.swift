@@ -55,6 +55,11 @@ public struct JSONObject: EventFieldWriter {
         self.value(value)
     }
 
+    public mutating func add(_ name: StaticString, count value: Int?) {
+        key(name)
+        if let value { self.value(value) } else { null() }
+    }
+
     /// Seconds with millisecond precision, or null.
     public mutating func add(_ name: StaticString, seconds value: Double?) {
         key(name)

@@ -19,6 +19,9 @@ public enum PipelineEvent {
     case hook(HookOutcome)
     /// Counters, on request (SIGUSR1) and at exit.
     case stats(ServiceStats)
+    /// An act on a call, or a dial, asked for by someone (`SinkSession.act`, `dial`), and what
+    /// came of it: sent once the stack answered, or once telwatch refused it.
+    case acted(ActedCall, time: Double)
 }
 
 extension PipelineEvent {
@@ -26,7 +29,8 @@ extension PipelineEvent {
     /// instead of reading the clock again. A hook's outcome happened as the hook ended.
     public var time: Double {
         switch self {
-        case .calls(_, let time), .screened(_, let time), .backend(_, let time), .ready(let time): return time
+        case .calls(_, let time), .screened(_, let time), .backend(_, let time), .ready(let time), .acted(_, let time):
+            return time
         case .run(let run): return run.time
         case .sleep(let sleep): return sleep.time
         case .hook(let outcome): return outcome.startedAt + outcome.duration

@@ -27,4 +27,32 @@ public protocol SinkSession: AnyObject {
     func missedUnseen() -> Int?
     /// Sends an event into the pipeline, after the one being delivered (the pipeline's FIFO).
     func send(_ event: PipelineEvent)
+
+    // Acts on calls (docs/modem-stacks.md §13), for whoever asked (`by`). Each says what came of
+    // it to every sink with an `acted` event, then calls `done` once, on the loop's thread: at
+    // once when the act is refused before the stack, else when the stack has answered.
+
+    /// Does `act` to the live call `callID` (the event stream's `call_id`).
+    func act(_ act: CallAct, on callID: String, by: ActRequester, done: @escaping (CallActReport) -> Void)
+    /// Places a call to `number` on `modem` (nil: the only voice modem).
+    func dial(_ number: String, modem: String?, by: ActRequester, done: @escaping (CallActReport) -> Void)
+    /// `act`, for a local program whose uid is known (the D-Bus caller's): the event records it.
+    func act(_ act: CallAct, on callID: String, by: ActRequester, uid: UInt32?,
+             done: @escaping (CallActReport) -> Void)
+    /// `dial`, for a local program whose uid is known.
+    func dial(_ number: String, modem: String?, by: ActRequester, uid: UInt32?,
+              done: @escaping (CallActReport) -> Void)
+}
+
+extension SinkSession {
+    /// A session that records no uid (a test's) acts as without one.
+    public func act(_ act: CallAct, on callID: String, by: ActRequester, uid: UInt32?,
+                    done: @escaping (CallActReport) -> Void) {
+        self.act(act, on: callID, by: by, done: done)
+    }
+
+    public func dial(_ number: String, modem: String?, by: ActRequester, uid: UInt32?,
+                     done: @escaping (CallActReport) -> Void) {
+        dial(number, modem: modem, by: by, done: done)
+    }
 }

@@ -32,6 +32,8 @@ final class WatchSession: SinkSession {
     private let screening: WatchScreening
     /// The monitor, for what is made before it: screening's hang-up and the live-call count.
     private let stacks = StackLink()
+    /// Acts on calls for whoever asks (`act`, `dial`).
+    private let acts: SessionActs
     /// Armed only while a ModemManager call rings in without a number: when it becomes a withheld caller.
     private var withheldTimer: TimerSource?
     /// Parses the options again (SIGHUP); nil when they cannot be read again.
@@ -71,6 +73,7 @@ final class WatchSession: SinkSession {
         let pipeline = EventPipeline(liveCalls: { stacks.monitor?.liveCallCount ?? 0 }, schema: options.schema,
                                      contacts: contacts)
         self.pipeline = pipeline
+        acts = try SessionActs(loop: loop, monitor: { stacks.monitor }, send: { [weak pipeline] in pipeline?.send($0) })
         // Always there, even with no hook configured (it costs nothing then), so that a reloaded
         // configuration can add some. Hooks write to telwatch's stderr: stdout belongs to the
         // event stream (`| jq`).
@@ -112,6 +115,7 @@ final class WatchSession: SinkSession {
             let screened = screener.screen(events, now: now)
             self.pipeline.send(.calls(screener.unmissed(events), time: now))
             for decision in screened { self.pipeline.send(.screened(decision, time: now)) }
+            self.acts.saw(events)
             screener.delivered(events)
             self.armWithheld()
         }, onNotice: { [weak self] notice in self?.noticed(notice) })
@@ -278,6 +282,24 @@ final class WatchSession: SinkSession {
         let outcome = screening.screener.silence(monitor?.liveCalls.first { $0.id == callID })
         if case .silenced(let decision) = outcome { pipeline.send(.screened(decision, time: wallClockNow())) }
         return outcome
+    }
+
+    func act(_ act: CallAct, on callID: String, by: ActRequester, done: @escaping (CallActReport) -> Void) {
+        acts.act(act, on: callID, by: by, uid: nil, done: done)
+    }
+
+    func dial(_ number: String, modem: String?, by: ActRequester, done: @escaping (CallActReport) -> Void) {
+        acts.dial(number, modem: modem, by: by, uid: nil, done: done)
+    }
+
+    func act(_ act: CallAct, on callID: String, by: ActRequester, uid: UInt32?,
+             done: @escaping (CallActReport) -> Void) {
+        acts.act(act, on: callID, by: by, uid: uid, done: done)
+    }
+
+    func dial(_ number: String, modem: String?, by: ActRequester, uid: UInt32?,
+              done: @escaping (CallActReport) -> Void) {
+        acts.dial(number, modem: modem, by: by, uid: uid, done: done)
     }
 
     /// The timer follows the screener's deadline: armed for the oldest numberless call, off when none.

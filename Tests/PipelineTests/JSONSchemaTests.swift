@@ -445,4 +445,46 @@ final class JSONSchemaTests: XCTestCase {
         schema.write(ServiceStats(occasion: .exit, time: now, signals: .max, uptime: 0), liveCalls: 0, into: &huge)
         XCTAssertEqual(value(huge.line, "signals")?.integer, Int.max, "clamped, never wrapped negative")
     }
+
+    // MARK: acted
+
+    private func write(_ acted: ActedCall, schema: EventSchema? = nil) -> String {
+        var object = JSONObject()
+        (schema ?? self.schema).write(acted, time: now, liveCalls: 1, into: &object)
+        return object.line
+    }
+
+    /// Who asked, what for, and what came of it: the stack's own error name and words when it
+    /// refused; the number exactly as given (JSON escapes it), redacted like a caller's.
+    func testActedSaysWhoAskedAndWhatCameOfIt() throws {
+        let hangUp = ActedCall(kind: .hangup, callID: callID, call: call(), requester: .api, uid: 1000, number: nil,
+                               report: CallActReport(.success(mmKey(0)), elapsed: 0.1234))
+        let line = write(hangUp)
+        XCTAssertEqual(shape(line), ["event:string", "time:time", "act:string", "call_id:string", "backend:string",
+                                     "by:string", "uid:int", "number:null", "modem:null", "result:string", "error:null",
+                                     "message:null", "elapsed:number", "tones_sent:int", "live_calls:int"])
+        XCTAssertEqual(line, #"{"event":"acted","time":"2026-11-29T14:20:45.402Z","act":"hangup","#
+                       + #""call_id":"8758f479-318c-412c-8eef-94e245ed8d9f","backend":"modemmanager","by":"api","#
+                       + #""uid":1000,"number":null,"modem":null,"result":"ok","error":null,"message":null,"#
+                       + #""elapsed":0.123,"tones_sent":0,"live_calls":1}"#)
+
+        let refused = ActedCall(kind: .deflect, callID: callID, call: call(), requester: .mqtt, uid: nil,
+                                number: "+15550100", report: CallActReport(.failure(.stackRefused(
+                                    name: "org.freedesktop.ModemManager1.Error.Core.Unauthorized",
+                                    message: "Not authorized\n\u{1B}[2J")), elapsed: 0.5))
+        XCTAssertEqual(value(write(refused), "uid"), .null, "nobody local asked")
+        XCTAssertEqual(value(write(refused), "result"), .string("stack-refused"))
+        XCTAssertEqual(value(write(refused), "error"), .string("org.freedesktop.ModemManager1.Error.Core.Unauthorized"))
+        XCTAssertEqual(value(write(refused), "message"), .string("Not authorized\n\u{1B}[2J"))
+        XCTAssertTrue(write(refused).contains(#""message":"Not authorized\n\u001b[2J""#), write(refused))
+        XCTAssertEqual(value(write(refused, schema: EventSchema(redactNumbers: true)), "number"), .string("*******00"))
+
+        // A hostile number, refused before the stack: kept exactly, and the refusal in words.
+        let hostile = ActedCall(kind: .dial, callID: nil, call: nil, requester: .cli, uid: 0, number: "+1555;+CFUN=0",
+                                report: CallActReport(.failure(.refusedNumber(.forbidden(0x3B)))))
+        XCTAssertEqual(value(write(hostile), "number"), .string("+1555;+CFUN=0"))
+        XCTAssertEqual(value(write(hostile), "call_id"), .null)
+        XCTAssertEqual(value(write(hostile), "result"), .string("refused-number"))
+        XCTAssertEqual(value(write(hostile), "message"), .string("not a number to dial: ';' is not a dial character"))
+    }
 }

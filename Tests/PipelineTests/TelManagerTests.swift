@@ -367,6 +367,12 @@ private final class RunSession: SinkSession {
     func runID(heldBy callID: String) -> String? { runs.runID(heldBy: callID) }
     func screening(of callID: String) -> ScreeningAction? { nil }
     func silence(callID: String) -> SilenceOutcome { .noSuchCall }
+    func act(_ act: CallAct, on callID: String, by: ActRequester, done: @escaping (CallActReport) -> Void) {
+        done(CallActReport(.failure(.noSuchCall)))
+    }
+    func dial(_ number: String, modem: String?, by: ActRequester, done: @escaping (CallActReport) -> Void) {
+        done(CallActReport(.failure(.stackGone)))
+    }
     func send(_ event: PipelineEvent) {}
     func missedUnseen() -> Int? { nil }
     var liveRun: (id: String, holders: Int)? { nil }

@@ -116,6 +116,23 @@ final class TextFormatTests: UTCTestCase {
                        + "reason=terminated (while asleep, learned on resume)", "no duration: it was not seen")
     }
 
+    // MARK: Acts
+
+    /// An act's line names the call, the act, who asked and what came of it; the number asked
+    /// for and the stack's words are anyone's text, escaped.
+    func testAnActedLineEscapesTheNumberAndTheStacksWords() {
+        let format = CallEventFormat(schema: EventSchema())
+        let deflected = ActedCall(kind: .deflect, callID: callID, call: call(), requester: .api, uid: 1000,
+                                  number: "+1555\u{1B}[2J", report: CallActReport(.failure(.stackRefused(
+                                      name: "org.ofono.Error.Failed", message: "Operation failed\n\u{7}")), elapsed: 0.25))
+        XCTAssertEqual(format.text(deflected, time: now),
+                       #"14:20:45.402 acted        8758f479 deflect  to=+1555\e[2J by=api uid=1000 stack-refused "#
+                       + #"(org.ofono.Error.Failed: Operation failed\n\u{7}) 250 ms"#)
+        let tones = ActedCall(kind: .tones, callID: callID, call: call(), requester: .mqtt, uid: nil, number: nil,
+                              report: CallActReport(.success(mmKey(0)), elapsed: 1.5, tonesSent: 4))
+        XCTAssertEqual(format.text(tones, time: now), "14:20:45.402 acted        8758f479 tones    by=mqtt ok tones=4 1500 ms")
+    }
+
     // MARK: Hostile caller ids and names
 
     func testControlCharactersInANumberAreWrittenAsEscapes() throws {

@@ -18,6 +18,7 @@ struct CSVRecord: EventFieldWriter {
     mutating func add(_ name: StaticString, _ value: String?) { append(name, value.map(CSVRecord.text) ?? "") }
     mutating func add(_ name: StaticString, _ value: Bool) { append(name, value ? "true" : "false") }
     mutating func add(_ name: StaticString, _ value: Int) { append(name, String(value)) }
+    mutating func add(_ name: StaticString, count value: Int?) { append(name, value.map { String($0) } ?? "") }
 
     mutating func add(_ name: StaticString, seconds value: Double?) {
         var object = JSONObject()

@@ -50,6 +50,31 @@ struct CallEventFormat {
         return fields.joined(separator: " ")
     }
 
+    /// `14:03:12.345 acted        3f2a1c9e deflect  to=+15550100 by=api uid=1000 stack-refused (…) 0.120s`:
+    /// the number and the stack's message are anyone's text, escaped like a caller id.
+    func text(_ acted: ActedCall, time: Double) -> String {
+        var fields = [
+            Timestamp.localClock(time),
+            EventSchema.actedEvent.padded(to: 12),
+            TerminalText.field(acted.callID.map { String($0.prefix(8)) } ?? "-").padded(to: 8),
+            acted.kind.rawValue.padded(to: 8),
+        ]
+        if let number = acted.number { fields.append("to=" + TerminalText.field(schema.number(number))) }
+        if let modem = acted.modem { fields.append("modem=" + TerminalText.field(CallEventFormat.shortModem(modem))) }
+        fields.append("by=" + acted.requester.rawValue)
+        if let uid = acted.uid { fields.append("uid=\(uid)") }
+        fields.append(acted.result)
+        if let failure = acted.report.failure {
+            let error = failure.stackError.map { TerminalText.field($0) + ": " } ?? ""
+            fields.append("(" + error + TerminalText.escape(failure.message) + ")")
+        }
+        if acted.kind == .tones { fields.append("tones=\(acted.report.tonesSent)") }
+        // An act takes milliseconds (the modem's answer), and that is what is worth seeing.
+        let elapsed = acted.report.elapsed
+        if elapsed > 0 { fields.append(elapsed < 10 ? "\(Int((elapsed * 1000).rounded())) ms" : Duration.text(elapsed)) }
+        return fields.joined(separator: " ")
+    }
+
     static func direction(_ direction: CallDirection) -> String {
         switch direction {
         case .incoming: return "in"

@@ -41,6 +41,8 @@ final class OutputSink: EventSink, LoopHook {
             }
         case .screened(let screened, let time):
             write(callFormat.text(screened, time: time))
+        case .acted(let acted, let time):
+            write(callFormat.text(acted, time: time))
         case .run(let run):
             if shows(byDefault: ServiceEventFormat.isShownByDefault(run)) { write(ServiceEventFormat.text(run)) }
         case .sleep(let sleep):
@@ -111,6 +113,10 @@ final class WarningSink: EventSink {
         case .run(let run) where run.isWarning: warn(ServiceEventFormat.warning(run))
         case .sleep(let sleep) where sleep.isWarning: warn(ServiceEventFormat.warning(sleep))
         case .backend(let notice, _) where notice.isWarning: warn(notice.description)
+        case .acted(let acted, _) where acted.isWarning:
+            // The stack misbehaved; a refusal is the asker's answer, not a problem (`ActedCall.isWarning`).
+            let call = acted.callID.map { " of call " + $0.prefix(8) } ?? ""
+            warn("\(acted.kind.rawValue)\(call) asked by \(acted.requester.rawValue): \(acted.report.failure?.message ?? "")")
         case .hook(let outcome):
             let command = outcome.command.joined(separator: " ")
             if !outcome.result.isSuccess {
