@@ -102,7 +102,7 @@ final class ActCommandTests: XCTestCase {
             .noSuchCall: .noSuchCall, .noSuchModem: .noSuchCall, .modemAmbiguous: .ambiguousCall,
             .notRinging: .notRinging, .notPermitted: .notPermitted, .refusedNumber: .refusedNumber,
             .emergencyNumber: .refusedNumber, .stackRefused: .stackFailed, .stackTimedOut: .stackFailed,
-            .stackGone: .stackFailed,
+            .stackGone: .stackFailed, .stackAnsweredOddly: .stackFailed,
         ]
         XCTAssertEqual(Set(expected.keys), Set(ActFailure.APIError.allCases))
         for (error, status) in expected {

@@ -20,6 +20,7 @@ struct ActFailure: Error, Equatable {
         case stackRefused = "StackRefused"
         case stackTimedOut = "StackTimedOut"
         case stackGone = "StackGone"
+        case stackAnsweredOddly = "StackAnsweredOddly"
 
         /// `io.telwatch.Monitor1.Error.NotRinging` → `.notRinging`; nil for any other name.
         init?(name: String) {
@@ -35,7 +36,7 @@ struct ActFailure: Error, Equatable {
             case .notRinging: return .notRinging
             case .notPermitted: return .notPermitted
             case .refusedNumber, .emergencyNumber: return .refusedNumber
-            case .stackRefused, .stackTimedOut, .stackGone: return .stackFailed
+            case .stackRefused, .stackTimedOut, .stackGone, .stackAnsweredOddly: return .stackFailed
             }
         }
 
@@ -52,6 +53,7 @@ struct ActFailure: Error, Equatable {
             case .stackRefused: return "the stack refused"
             case .stackTimedOut: return "the stack did not answer in time"
             case .stackGone: return "the stack went away"
+            case .stackAnsweredOddly: return "the stack answered what its interface does not say"
             }
         }
     }
