@@ -5,6 +5,14 @@ import Glibc
 public final class ExportedInterface {
     /// Returns the reply's arguments, or throws; a thrown `DBusError.remote` becomes that error reply.
     public typealias MethodHandler = (Message) throws -> [DBusValue]
+    /// Answers through `MethodReply`, now or later; a thrown `DBusError.remote` before it did
+    /// becomes that error reply.
+    public typealias LaterMethodHandler = (Message, MethodReply) throws -> Void
+
+    enum Answer {
+        case now(MethodHandler)
+        case later(LaterMethodHandler)
+    }
 
     public enum Access: String, Sendable { case read, write, readwrite }
 
@@ -13,7 +21,7 @@ public final class ExportedInterface {
         let inSignature: String
         let outSignature: String
         let documentation: Documentation
-        let handler: MethodHandler
+        let answer: Answer
     }
 
     struct Property {
@@ -62,7 +70,19 @@ public final class ExportedInterface {
         _ = try Signature(inSignature)
         _ = try Signature(outSignature)
         methods.append(Method(name: name, inSignature: inSignature, outSignature: outSignature,
-                              documentation: documentation, handler: handler))
+                              documentation: documentation, answer: .now(handler)))
+    }
+
+    /// A method whose reply waits on something else: `handler` gets the call and its
+    /// `MethodReply`, keeps the reply, and answers through it once the work is done.
+    public func addMethod(_ name: String, in inSignature: String = "", out outSignature: String = "",
+                          documentation: Documentation = Documentation(),
+                          answeredLater handler: @escaping LaterMethodHandler) throws {
+        try DBusName.check(member: name)
+        _ = try Signature(inSignature)
+        _ = try Signature(outSignature)
+        methods.append(Method(name: name, inSignature: inSignature, outSignature: outSignature,
+                              documentation: documentation, answer: .later(handler)))
     }
 
     public func addProperty(_ name: String, signature: String, documentation: String? = nil,
@@ -238,7 +258,19 @@ extension Connection {
                     throw DBusError.remote(name: "org.freedesktop.DBus.Error.InvalidArgs",
                                            message: "\(member) takes '\(method.inSignature)', got '\(call.signature)'")
                 }
-                let values = try method.handler(call)
+                let handler: ExportedInterface.MethodHandler
+                switch method.answer {
+                case .now(let now): handler = now
+                case .later(let later):
+                    let reply = MethodReply(call: call, connection: self, outSignature: method.outSignature)
+                    do { try later(call, reply) } catch {
+                        // Answered already: the caller has its answer, and this error is the handler's alone.
+                        guard reply.answer() else { return true }
+                        throw error
+                    }
+                    return true
+                }
+                let values = try handler(call)
                 let produced = values.map(\.signatureString).joined()
                 guard produced == method.outSignature else {
                     throw DBusError.remote(name: "org.freedesktop.DBus.Error.Failed",
@@ -273,7 +305,7 @@ extension Connection {
         return property
     }
 
-    private func reply(to call: Message, _ values: [DBusValue]) {
+    func reply(to call: Message, _ values: [DBusValue]) {
         guard !call.noReply else { return }
         let reply = call.makeReply()
         do {
@@ -284,7 +316,7 @@ extension Connection {
         }
     }
 
-    private func replyError(to call: Message, name: String, _ text: String) {
+    func replyError(to call: Message, name: String, _ text: String) {
         guard !call.noReply else { return }
         do { try send(call.makeErrorReply(name: name, message: text)) } catch let error as DBusError where error == .disconnected {
             // The caller went with the connection, whose loss `onDisconnect` reports.

@@ -211,6 +211,10 @@ final class EndToEndHarness {
             let id = text("call_id") ?? ""
             return "screened \(labels[id] ?? "?") \(text("action") ?? "?") rule=\(text("rule") ?? "?") "
                 + "hangup=\(text("hangup") ?? "-")"
+        case "acted":
+            // `acted ACT LABEL by=B result=R`: LABEL `-` without a call, `?` for a call never seen.
+            let call = text("call_id").map { labels[$0] ?? "?" } ?? "-"
+            return "acted \(text("act") ?? "?") \(call) by=\(text("by") ?? "?") result=\(text("result") ?? "?")"
         case "run-started", "run-stopped":
             return "\(event) reason=\(text("reason") ?? "-")"
         case "lock-taken":
