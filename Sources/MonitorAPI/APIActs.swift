@@ -18,7 +18,7 @@ final class APIActs {
     func act(_ act: CallAct, onObject path: String?, options: DBusValue, reply: MethodReply) throws {
         let callID = session?.liveCalls.first { call in (try? MonitorNames.callPath(id: call.id))?.rawValue == path }?.id
         let requester = try APIActs.requester(in: options)
-        let action: ActAuthority.Action = switch act {
+        let action: ActAction = switch act {
         case .answer, .hangUp: .answerHangUp
         case .deflect, .sendTones: .dial
         }

@@ -6,14 +6,6 @@ import DBus
 /// blocking. On the session bus (the user unit) only that user's programs reach the API, and
 /// polkit is not asked. With no polkit on the bus only root may act, as polkit itself would allow.
 final class ActAuthority {
-    /// The polkit actions, one per kind of act (dist/polkit-1/io.telwatch.policy).
-    enum Action: String, CaseIterable, Sendable {
-        /// Answer, hang up, silence: what the phone's own buttons do to a call that is there.
-        case answerHangUp = "io.telwatch.answer-hangup"
-        /// Dial, deflect, send tones: what reaches another number, or the far end.
-        case dial = "io.telwatch.dial"
-    }
-
     enum Verdict: Equatable {
         case allowed(uid: UInt32)
         /// In words, for the `NotPermitted` error.
@@ -30,7 +22,7 @@ final class ActAuthority {
     }
 
     /// `done` runs once, on the loop's thread.
-    func check(_ action: Action, sender: String?, done: @escaping (Verdict) -> Void) {
+    func check(_ action: ActAction, sender: String?, done: @escaping (Verdict) -> Void) {
         guard let sender else { return done(.refused("the bus did not say who asks")) }
         let uidCall: Message
         do {
@@ -44,12 +36,13 @@ final class ActAuthority {
             guard case .success(let reply) = result, let uid = try? reply.decode(UInt32.self) else {
                 return done(.refused("the bus did not tell the caller's uid"))
             }
-            guard let self, self.connection.bus != .session else { return done(.allowed(uid: uid)) }
+            guard let self else { return done(.refused("telwatch's API is closing")) }
+            guard self.connection.bus != .session else { return done(.allowed(uid: uid)) }
             self.askPolkit(action, sender: sender, uid: uid, done: done)
         }
     }
 
-    private func askPolkit(_ action: Action, sender: String, uid: UInt32, done: @escaping (Verdict) -> Void) {
+    private func askPolkit(_ action: ActAction, sender: String, uid: UInt32, done: @escaping (Verdict) -> Void) {
         let message: Message
         do { message = try Polkit.checkAuthorization(action.rawValue, subject: sender) } catch {
             return done(.refused("polkit could not be asked: \(error)"))

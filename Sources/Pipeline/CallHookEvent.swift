@@ -4,6 +4,8 @@ import CallMonitor
 /// stream. The run's are `BGRunManager.RunHookEvent`.
 public enum CallHookEvent: String, CaseIterable, Sendable {
     case incoming, dialing, connected, disconnected, missed, updated, screened
+    /// An act on a call (or a dial) asked from afar, done or refused (`ActedCall`).
+    case acted
 
     /// The event of a call's move into `state`.
     public init(_ state: CallState) {

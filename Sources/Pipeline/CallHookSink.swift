@@ -7,8 +7,9 @@ import Processes
 /// Runs the hooks of every call event (run hooks are the run manager's). A call's hooks run under
 /// its id as ordering key, so one call's hooks run in order while different calls' run side by
 /// side. Their environment: `TELWATCH_EVENT` (incoming, dialing, connected, disconnected, missed,
-/// updated, screened) and the call's variables (`CallEnvironment`); a `screened` hook also gets
-/// `TELWATCH_SCREENED` (the action) and `TELWATCH_SCREENING_RULE`.
+/// updated, screened, acted) and the call's variables (`CallEnvironment`); a `screened` hook also gets
+/// `TELWATCH_SCREENED` (the action) and `TELWATCH_SCREENING_RULE`, an `acted` hook `TELWATCH_ACT`,
+/// `TELWATCH_ACT_BY`, `TELWATCH_ACT_RESULT` and `TELWATCH_ACT_NUMBER`.
 public final class CallHookSink: EventSink {
     private let hooks: HookRunner
     private var isFinishing = false
@@ -31,6 +32,7 @@ public final class CallHookSink: EventSink {
                 ("TELWATCH_SCREENING_RULE", screened.decision.ruleText),
             ])
         }
+        if case .acted(let acted, _) = delivery.event { return run(acted, liveCalls: liveCalls, delivery: delivery) }
         guard case .calls(let events, _) = delivery.event else { return }
         // A `missed` tells the state the call was in before its `disconnected` of the same batch.
         var endedFrom: [String: CallState?] = [:]
@@ -49,6 +51,23 @@ public final class CallHookSink: EventSink {
                 break
             }
         }
+    }
+
+    /// An `acted` hook: the act's variables, and the call's when there is one (under its id, after
+    /// its own events' hooks); a dial refused before any call was made has only the act's.
+    private func run(_ acted: ActedCall, liveCalls: Int, delivery: Delivery) {
+        let act: [(name: String, value: String)] = [
+            ("TELWATCH_ACT", acted.kind.rawValue),
+            ("TELWATCH_ACT_BY", acted.requester.rawValue),
+            ("TELWATCH_ACT_RESULT", acted.result),
+            ("TELWATCH_ACT_NUMBER", acted.number ?? ""),
+        ]
+        guard let call = acted.call else {
+            hooks.run(event: CallHookEvent.acted.rawValue, key: CallHookSink.hookKey(of: acted.callID ?? ""),
+                      variables: act + [("TELWATCH_CALL_ID", acted.callID ?? ""), ("TELWATCH_LIVE_CALLS", String(liveCalls))])
+            return
+        }
+        run(.acted, call, previous: call.state, liveCalls: liveCalls, contact: delivery.contact(of: call.number), extra: act)
     }
 
     /// A call's hooks wait in a line of their own, apart from every other call's and the run's.

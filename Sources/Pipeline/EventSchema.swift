@@ -214,5 +214,5 @@ public struct EventSchema {
     }
 
     /// The `acted` event's name (and its hook's).
-    public static let actedEvent = "acted"
+    public static let actedEvent = CallHookEvent.acted.rawValue
 }

@@ -19,6 +19,7 @@ enum HookEvents {
         case .missed: return "a call rang and ended unanswered"
         case .updated: return "a live call changed (held, waiting, multiparty…)"
         case .screened: return "call screening decided about a call (--screening, or Silence)"
+        case .acted: return "an act asked from afar (answer, hang up, deflect, tones, dial) was done or refused"
         }
     }
 

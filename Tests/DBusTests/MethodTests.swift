@@ -85,6 +85,44 @@ final class MethodTests: BusTestCase {
         XCTAssertTrue(unknown.output.contains("UnknownObject"), unknown.output)
     }
 
+    /// A method whose work waits on something else answers when it is done, once, while the loop
+    /// goes on; one whose reply is dropped unanswered is answered with an error, not left to time out.
+    func testAMethodAnsweredLaterRepliesOnceAndADroppedReplyIsAnError() throws {
+        let interface = try ExportedInterface("org.example.Later")
+        var waiting: [MethodReply] = []
+        try interface.addMethod("Wait", in: "s", out: "s", answeredLater: { call, reply in
+            _ = try call.decode(String.self)
+            waiting.append(reply)
+        })
+        try interface.addMethod("Drop", answeredLater: { _, _ in })
+        connection.export(ExportedObject(path: "/org/example/Later", interfaces: [interface]))
+        XCTAssertEqual(try connection.requestName("org.example.Later"), .primaryOwner)
+        let client = try Connection(.address(fixture.address), loop: loop)
+        defer { client.close() }
+
+        let wait = try Message.methodCall(destination: "org.example.Later", path: "/org/example/Later",
+                                          interface: "org.example.Later", member: "Wait")
+        try wait.append("ring")
+        var answers: [Result<Message, DBusError>] = []
+        client.call(wait) { answers.append($0) }
+        XCTAssertTrue(loop.run(until: { !waiting.isEmpty }, timeout: 5))
+        XCTAssertTrue(answers.isEmpty, "no reply before the work is done")
+        waiting[0].send([.string("rang")])
+        waiting[0].send([.string("twice")])
+        XCTAssertTrue(loop.run(until: { !answers.isEmpty }, timeout: 5))
+        XCTAssertEqual(try answers.first?.get().decode(String.self), "rang")
+
+        let drop = try Message.methodCall(destination: "org.example.Later", path: "/org/example/Later",
+                                          interface: "org.example.Later", member: "Drop")
+        var dropped: Result<Message, DBusError>?
+        client.call(drop, timeout: 5) { dropped = $0 }
+        XCTAssertTrue(loop.run(until: { dropped != nil }, timeout: 5))
+        guard case .failure(let error)? = dropped else { return XCTFail("\(String(describing: dropped))") }
+        XCTAssertEqual(error.name, "org.freedesktop.DBus.Error.Failed")
+        XCTAssertTrue("\(error)".contains("dropped unanswered"), "\(error)")
+        XCTAssertEqual(answers.count, 1, "answered once")
+    }
+
     func testAsyncCallToOwnObjectAndToAMissingName() throws {
         _ = try exportCounter()
         let client = try Connection(.address(fixture.address), loop: loop)

@@ -111,7 +111,14 @@ extension EndToEndTestCase {
     }
 
     func apiRefusalsNeverReachTheModem() throws {
-        try startDaemonAndTelwatch()
+        // Each act's `acted` hook: what was asked, by whom, what came of it, and of which call.
+        let hooks = world.fixture.directory + "/hooks"
+        let record = world.fixture.directory + "/acted-hooks"
+        XCTAssertEqual(mkdir(hooks, 0o755), 0)
+        try Files.write(record, "")
+        try Files.script(hooks + "/acted", #"printf '%s %s %s [%s] [%s]\n' "$TELWATCH_ACT" "$TELWATCH_ACT_BY" "#
+                         + #""$TELWATCH_ACT_RESULT" "$TELWATCH_ACT_NUMBER" "$TELWATCH_NUMBER" >> "\#(record)""# + "\n")
+        try startDaemonAndTelwatch(["--hooks", hooks])
         let mark = try modem.mark()
         try modem.ring("+15550006")
         _ = world.lines(through: line("incoming", "A", detail: "ringing", dir: "incoming", number: "+15550006", live: 1))
@@ -146,6 +153,15 @@ extension EndToEndTestCase {
         for pattern in ["CFUN", "CTFR", "ATD112", "^ATA$"] {
             XCTAssertNil(try modem.seen(pattern, since: mark), "\(pattern): \(modem.dialogue)")
         }
+        // A refusal is the asker's answer, not a problem of the service: nothing on stderr.
+        XCTAssertFalse(world.telwatchLog.contains("asked by"), world.telwatchLog)
+        // One line each; the calls' hooks and the dials' (no call) may run side by side.
+        try world.bus.waitForLog(record, containing: "]\n", count: 6, what: "the acted hooks")
+        XCTAssertEqual(Set((Files.text(record) ?? "").split(separator: "\n").map(String.init)), [
+            "dial api refused-number [+1555;+CFUN=0] []", "dial cli emergency-number [112] []",
+            "deflect api emergency-number [911] [+15550006]", "tones api refused-number [] [+15550006]",
+            "answer api not-ringing [] [+15550777]", "hangup api ok [] [+15550777]",
+        ])
         world.stopTelwatch()
     }
 
