@@ -481,7 +481,7 @@ final class OptionParsingTests: XCTestCase {
         let path = try config("hook.ringing = /bin/true\n")
         XCTAssertEqual(usageError(["--config", path]),
                        "\(path):1: unknown hook event 'ringing' (one of incoming, dialing, connected, disconnected, "
-                       + "missed, updated, screened, run-started, run-stopped, run-expired)")
+                       + "missed, updated, screened, acted, run-started, run-stopped, run-expired)")
         let empty = try config("hook.missed =   \n", name: "empty.conf")
         XCTAssertEqual(usageError(["--config", empty]), "\(empty):1: hook.missed needs a command")
     }
