@@ -48,6 +48,7 @@ let package = Package(
         .executableTarget(name: "dbus-storm-receiver", dependencies: ["DBus", "Loop"], path: "bench/dbus-storm-receiver"),
         .executableTarget(name: "history-bench", dependencies: ["History", "Pipeline", "CallMonitor", "BGRunManager", "Loop"],
                           path: "bench/history-bench"),
+        .executableTarget(name: "act-delay-probe", dependencies: ["CallMonitor", "DBus", "Loop"], path: "bench/act-delay-probe"),
         .executableTarget(name: "screening-bench", dependencies: ["Pipeline", "Contacts", "CallMonitor", "Loop"],
                           path: "bench/screening-bench"),
 

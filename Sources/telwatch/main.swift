@@ -26,6 +26,8 @@ extension TelwatchCommand {
         case .watch: return runWatch(arguments)
         case .status: return StatusCommand.run(arguments)
         case .events: return EventsCommand.run(arguments)
+        case .answer, .hangup, .deflect, .tones: return ActCommand.run(self, arguments)
+        case .dial: return DialCommand.run(arguments)
         case .doctor: return DoctorCommand.run(arguments)
         case .log: return LogCommand.run(arguments)
         case .block: return ScreeningListCommand.run(.block, arguments)

@@ -7,7 +7,6 @@ final class ModemManagerCallActsTests: EndToEndTestCase {
 
     func testActsReachTheModem() throws { try actsReachTheModem() }
     func testRefusalsNeverReachTheModem() throws { try refusalsNeverReachTheModem() }
-    func testActsReachTheModemInTime() throws { try actsReachTheModemInTime() }
     func testStackRefusalComesInItsOwnWords() throws { try stackRefusalComesInItsOwnWords() }
     func testActWhoseStackDiesIsAnswered() throws { try actWhoseStackDiesIsAnswered() }
     func testAnswerRacingTheCallersHangUpIsAnswered() throws { try answerRacingTheCallersHangUpIsAnswered() }
@@ -56,7 +55,6 @@ final class OfonoCallActsTests: EndToEndTestCase {
 
     func testActsReachTheModem() throws { try actsReachTheModem() }
     func testRefusalsNeverReachTheModem() throws { try refusalsNeverReachTheModem() }
-    func testActsReachTheModemInTime() throws { try actsReachTheModemInTime() }
     func testStackRefusalComesInItsOwnWords() throws { try stackRefusalComesInItsOwnWords() }
     func testActWhoseStackDiesIsAnswered() throws { try actWhoseStackDiesIsAnswered() }
     func testAnswerRacingTheCallersHangUpIsAnswered() throws { try answerRacingTheCallersHangUpIsAnswered() }

@@ -121,56 +121,6 @@ extension EndToEndTestCase {
             XCTAssertNil(try modem.seen(pattern, since: start), "\(pattern): \(modem.dialogue)")
         }
     }
-
-    /// The time from asking for an act to its AT command at the modem, over `rounds` of each act;
-    /// printed as a table (docs/modem-stacks.md §13 has the figures).
-    func actsReachTheModemInTime(rounds: Int = 20) throws {
-        let acting = try startDaemonAndActingMonitor()
-        defer { acting.stop() }
-        var delays: [String: [Double]] = [:]
-        var answers: [String: [Double]] = [:]
-        func timed(_ name: String, _ command: String, _ request: () throws -> CallActReport) throws -> CallActReport {
-            let mark = try modem.mark()
-            let asked = monotonicNow()
-            let report = try request()
-            XCTAssertNil(report.failure, "\(name): \(report)")
-            try modem.awaitCommand(command, since: mark)
-            let seen = try XCTUnwrap(try modem.seen(command, since: mark))
-            delays[name, default: []].append(seen.at - asked)
-            answers[name, default: []].append(report.elapsed)
-            return report
-        }
-        for round in 0..<rounds {
-            let number = "+1555100\(String(format: "%04d", round))"
-            try modem.ring(number)
-            var call = try acting.call(number, in: .incoming)
-            _ = try timed("answer", "^ATA$") { try acting.act(.answer, on: call.key) }
-            call = try acting.call(number, in: .connected)
-            _ = try timed("tones", "^AT\\+VTS=5") { try acting.act(.sendTones("5"), on: call.key) }
-            _ = try timed("hangup", Self.hangUpCommand) { try acting.act(.hangUp, on: call.key) }
-            try acting.waitIdle()
-
-            try modem.ring(number)
-            call = try acting.call(number, in: .incoming)
-            _ = try timed("deflect", "^AT\\+CTFR=") { try acting.act(.deflect(to: "+15559876"), on: call.key) }
-            try acting.waitIdle()
-
-            let key = try timed("dial", "^ATD\\+15550123;$") { try acting.dial("+15550123") }.outcome.get()
-            try acting.waitForCalls("the dialled call") { $0.contains { $0.key == key } }
-            _ = try acting.act(.hangUp, on: key)
-            try acting.waitIdle()
-        }
-        for name in ["answer", "hangup", "deflect", "tones", "dial"] {
-            let sorted = (delays[name] ?? []).sorted()
-            XCTAssertEqual(sorted.count, rounds, name)
-            guard let max = sorted.last else { continue }
-            let answered = (answers[name] ?? []).sorted()
-            print(String(format: "act-delay %@ %@ at-modem p50=%.1fms max=%.1fms answered p50=%.1fms max=%.1fms n=%d",
-                         daemon.backend, name, sorted[sorted.count / 2] * 1000, max * 1000,
-                         answered[answered.count / 2] * 1000, (answered.last ?? 0) * 1000, sorted.count))
-            XCTAssertLessThan(max, 5, "\(name): the modem saw its command within 5 s every time")
-        }
-    }
 }
 
 extension EndToEndTestCase {

@@ -3,7 +3,7 @@ _telwatch() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} command=watch i
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
-            watch|status|events|doctor|log|block|allow|simulate|demo) command=${COMP_WORDS[i]}; break ;;
+            watch|status|events|answer|hangup|deflect|tones|dial|doctor|log|block|allow|simulate|demo) command=${COMP_WORDS[i]}; break ;;
         esac
     done
     case $prev in
@@ -42,6 +42,7 @@ _telwatch() {
         --since) COMPREPLY=(); return ;;
         --number) COMPREPLY=(); return ;;
         --limit) COMPREPLY=(); return ;;
+        --modem) COMPREPLY=(); return ;;
         --modems) COMPREPLY=(); return ;;
         --speed) COMPREPLY=(); return ;;
     esac
@@ -50,6 +51,11 @@ _telwatch() {
         watch) options="--backend --bus --json --inhibit --hooks --hook-timeout --while --contacts --screening --run --stop-grace --lease --heartbeat --wakelock --sleep-delay-lock --resume-grace --state-dir --no-history --history-keep --feedback --call-audio --notify --session-bus --redact-numbers --no-api --api-bus --mqtt --mqtt-topic --mqtt-credentials --mqtt-ca --mqtt-cert --mqtt-key --mqtt-keepalive --mqtt-reconnect-max --mqtt-outbox-limit --mqtt-outbox-max-age --mqtt-max-message --mqtt-homeassistant --mqtt-discovery-prefix --mqtt-commands --quiet -q --verbose -v --config --help" ;;
         status) options="--backend --bus --json --state-dir --api-bus --help" ;;
         events) options="--bus --json --api-bus --verbose -v --config --help" ;;
+        answer) options="--bus --api-bus --help" ;;
+        hangup) options="--bus --api-bus --help" ;;
+        deflect) options="--bus --api-bus --help" ;;
+        tones) options="--bus --api-bus --help" ;;
+        dial) options="--bus --api-bus --modem --help" ;;
         doctor) options="--backend --bus --inhibit --hooks --screening --sleep-delay-lock --state-dir --no-history --feedback --call-audio --notify --session-bus --config --user --help" ;;
         log) options="--bus --json --state-dir --redact-numbers --api-bus --config --missed --unseen --screened --since --number --limit --csv --mark-seen --help" ;;
         block) options="--screening --config --help" ;;
@@ -60,7 +66,7 @@ _telwatch() {
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$options" -- "$cur"))
     elif ((COMP_CWORD == 1)); then
-        COMPREPLY=($(compgen -W "watch status events doctor log block allow simulate demo --help --version" -- "$cur"))
+        COMPREPLY=($(compgen -W "watch status events answer hangup deflect tones dial doctor log block allow simulate demo --help --version" -- "$cur"))
     elif [[ $command == simulate ]]; then
         COMPREPLY=($(compgen -f -- "$cur"))
     fi

@@ -17,6 +17,18 @@ enum ManualFacts {
         case .busUnavailable: return "the bus is unreachable or was lost (a supervisor should restart telwatch)"
         case .problemsFound: return "doctor found problems (a bus it cannot reach is 3)"
         case .apiNameTaken: return "another telwatch owns io.telwatch.Monitor1 (--no-api runs a second one)"
+        case .noSuchCall:
+            return "answer, hangup, deflect, tones, dial: no live call has the id given, no call rings (tones: none is "
+                + "active) when none is named, or no voice modem has the path given to dial"
+        case .ambiguousCall:
+            return "answer, hangup, deflect, tones, dial: the id given starts several calls' ids, several calls ring "
+                + "(tones: are active) when none is named, or dial finds several voice modems and is given no --modem"
+        case .notRinging: return "answer, deflect: the call does not ring"
+        case .notPermitted: return "an act this user may not ask (the bus policy or polkit refused)"
+        case .refusedNumber:
+            return "deflect, tones, dial: the number or the tones are not dial characters only, or the number is an "
+                + "emergency number; the stack never saw it"
+        case .stackFailed: return "the stack refused the act (its words follow), did not answer in time, or went away"
         }
     }
 

@@ -1,6 +1,9 @@
 /// telwatch's commands, as `telwatch COMMAND` names them (`watch` is also the default).
 enum TelwatchCommand: String, CaseIterable, Sendable {
-    case watch, status, events, doctor, log, block, allow, simulate, demo
+    case watch, status, events, answer, hangup, deflect, tones, dial, doctor, log, block, allow, simulate, demo
+
+    /// The commands that ask the running service to act on a call.
+    static let acts: [TelwatchCommand] = [.answer, .hangup, .deflect, .tones, .dial]
 
     /// One line for the man page and the completions.
     var summary: String {
@@ -8,6 +11,11 @@ enum TelwatchCommand: String, CaseIterable, Sendable {
         case .watch: return "follow the calls and hold a background run while any is live (the default)"
         case .status: return "the calls live now, the run and the last sleep, from the running service"
         case .events: return "follow the running service's events"
+        case .answer: return "answer a ringing call, through the running service"
+        case .hangup: return "hang a call up (reject a ringing one), through the running service"
+        case .deflect: return "send a ringing call on to another number unanswered, through the running service"
+        case .tones: return "send DTMF tones on a connected call, through the running service"
+        case .dial: return "place a call, through the running service; prints its id"
         case .doctor: return "check what telwatch needs, one line each, with the fix"
         case .log: return "the calls recorded in the history"
         case .block: return "put numbers on the screening rules' block list; a running telwatch follows"
@@ -22,6 +30,10 @@ enum TelwatchCommand: String, CaseIterable, Sendable {
         switch self {
         case .simulate: return "[\\fISCRIPT\\fR | \\-]"
         case .block, .allow: return "\\fINUMBER\\fR..."
+        case .answer, .hangup: return "[\\fICALL\\fR]"
+        case .deflect: return "[\\fICALL\\fR] \\fINUMBER\\fR"
+        case .tones: return "[\\fICALL\\fR] \\fIDIGITS\\fR"
+        case .dial: return "\\fINUMBER\\fR"
         default: return nil
         }
     }

@@ -17,14 +17,7 @@ struct ServiceView {
 
     /// The view, or nil when nobody owns the API's name on this bus.
     static func read(_ connection: Connection, now: Double) throws -> ServiceView? {
-        let owner: String
-        do {
-            owner = try connection.callBlocking(
-                destination: BusDaemon.name, path: BusDaemon.path, interface: BusDaemon.interface,
-                member: "GetNameOwner", MonitorNames.busName, timeout: 5).decode(String.self)
-        } catch DBusError.remote(name: "org.freedesktop.DBus.Error.NameHasNoOwner", _) {
-            return nil
-        }
+        guard let owner = try owner(connection) else { return nil }
         let pid = try? connection.callBlocking(
             destination: BusDaemon.name, path: BusDaemon.path, interface: BusDaemon.interface,
             member: "GetConnectionUnixProcessID", owner, timeout: 5).decode(UInt32.self)
@@ -32,15 +25,32 @@ struct ServiceView {
         let properties = try connection.callBlocking(
             destination: owner, path: MonitorNames.path, interface: BusDaemon.propertiesInterface, member: "GetAll",
             MonitorNames.interface, timeout: 5).decode([String: Variant].self)
-        let objects = try connection.callBlocking(
-            destination: owner, path: MonitorNames.path, interface: BusDaemon.objectManagerInterface,
-            member: "GetManagedObjects", timeout: 5).decode([ObjectPath: [String: [String: Variant]]].self)
-        let calls = objects.values.compactMap { $0[MonitorNames.callInterface].flatMap(call) }
-            .sorted { $0.firstSeen < $1.firstSeen }
+        let calls = try liveCalls(connection, owner: owner).map(\.call)
         return ServiceView(
             owner: owner, pid: pid, version: properties["Version"]?.value.string ?? "?",
             backends: backends(APIFields(properties["Backends"]?.value)), calls: calls,
             run: run(APIFields(properties["Run"]?.value), now: now), sleep: sleep(APIFields(properties["LastSleep"]?.value)))
+    }
+
+    /// The unique name of the service that owns the API's name, or nil when none does.
+    static func owner(_ connection: Connection) throws -> String? {
+        do {
+            return try connection.callBlocking(
+                destination: BusDaemon.name, path: BusDaemon.path, interface: BusDaemon.interface,
+                member: "GetNameOwner", MonitorNames.busName, timeout: 5).decode(String.self)
+        } catch DBusError.remote(name: "org.freedesktop.DBus.Error.NameHasNoOwner", _) {
+            return nil
+        }
+    }
+
+    /// The live calls of the service `owner`, each with its object, first seen first.
+    static func liveCalls(_ connection: Connection, owner: String) throws -> [RemoteCall] {
+        let objects = try connection.callBlocking(
+            destination: owner, path: MonitorNames.path, interface: BusDaemon.objectManagerInterface,
+            member: "GetManagedObjects", timeout: 5).decode([ObjectPath: [String: [String: Variant]]].self)
+        return objects.compactMap { path, interfaces in
+            interfaces[MonitorNames.callInterface].flatMap(call).map { RemoteCall(path: path, call: $0) }
+        }.sorted { $0.call.firstSeen < $1.call.firstSeen }
     }
 
     private static func backends(_ fields: APIFields) -> [(name: String, state: String)] {
