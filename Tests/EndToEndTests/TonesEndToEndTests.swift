@@ -11,7 +11,12 @@ final class ModemManagerTonesEndToEndTests: EndToEndTestCase {
     func testASIMComModemsTonesReachTheStreamUnderTheCall() throws {
         let daemon = try XCTUnwrap(self.daemon as? ModemManagerDaemon)
         daemon.plugin = "simtech"
-        try startDaemonAndTelwatch()
+        // A tones hook that appends what it was given, as a gate opener would read it.
+        let hooks = world.fixture.directory + "/hooks"
+        let record = world.fixture.directory + "/tones-heard"
+        try Files.makeDirectory(hooks)
+        try Files.script(hooks + "/tones", #"printf '%s %s %s\n' "$TELWATCH_CALL_ID" "$TELWATCH_TONES" "$TELWATCH_TONES_DROPPED" >> "\#(record)""#)
+        try startDaemonAndTelwatch(["--hooks", hooks])
         let number = "+15551234"
         _ = try incomingAnswered(number)
 
@@ -25,6 +30,10 @@ final class ModemManagerTonesEndToEndTests: EndToEndTestCase {
         let callID = world.callEvents("A").first?["call_id"] as? String
         XCTAssertEqual(Set(tones.map { $0["call_id"] as? String }), [callID])
         XCTAssertEqual(Set(tones.map { $0["number"] as? String }), [number])
+        // The hook ran once per line, in order, with the call's id and the tones as the line has them.
+        let expected = tones.map { "\($0["call_id"] as? String ?? "?") \($0["tones"] as? String ?? "?") 0\n" }.joined()
+        XCTAssertTrue(Files.waitUntil(record, timeout: 10) { Files.text(record) == expected },
+                      "the hook wrote \(Files.text(record) ?? "nothing"), not \(expected)")
 
         try modem.remoteHangup()
         world.expect([line("disconnected", "A", prev: "connected", dir: "incoming", number: number,
