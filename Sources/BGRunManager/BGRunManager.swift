@@ -109,14 +109,17 @@ public final class BGRunManager {
     /// The live run as recorded in the state directory.
     public var record: RunRecord? {
         guard let run else { return nil }
-        return RunRecord(runID: run.id, reason: run.reason, pid: getpid(), startedAt: run.startedAt,
+        return RunRecord(runID: run.id, reason: run.reason, pid: BGRunManager.ownPID, startedAt: run.startedAt,
                          updatedAt: wallClockNow(), holders: holders.count, lease: configuration.lease,
                          leaseExpiresAt: leaseExpiresAt, lock: lockState, wakelock: heldWakelock,
                          command: runCommand?.identity, pidStart: BGRunManager.ownStart)
     }
 
+    /// This process's pid, read once: glibc asks the kernel at every `getpid()`, and the record is
+    /// written twice a ring.
+    private static let ownPID = getpid()
     /// This process's start time, recorded next to its pid (`RunRecord.holderIsRunning`).
-    private static let ownStart = ProcessIdentity.of(getpid())?.startTime
+    private static let ownStart = ProcessIdentity.of(ownPID)?.startTime
 
     // MARK: Holders
 
