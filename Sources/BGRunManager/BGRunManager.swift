@@ -34,6 +34,8 @@ public final class BGRunManager {
     /// (the loop's persist phase).
     private lazy var recordWriter = RecordWriter(self)
     private var startedMonotonic = 0.0
+    /// Made at the first run and disarmed, not closed, when a run ends: a timerfd made and closed
+    /// per run costs four system calls (create, add to the poll set, remove, close) on every ring.
     private var leaseTimer: TimerSource?
     /// When the lease ends (monotonic). Every call event moves it; the kernel timer is re-armed
     /// only when it fires before it, not at every event (time's rate, not the events').
@@ -107,14 +109,17 @@ public final class BGRunManager {
     /// The live run as recorded in the state directory.
     public var record: RunRecord? {
         guard let run else { return nil }
-        return RunRecord(runID: run.id, reason: run.reason, pid: getpid(), startedAt: run.startedAt,
+        return RunRecord(runID: run.id, reason: run.reason, pid: BGRunManager.ownPID, startedAt: run.startedAt,
                          updatedAt: wallClockNow(), holders: holders.count, lease: configuration.lease,
                          leaseExpiresAt: leaseExpiresAt, lock: lockState, wakelock: heldWakelock,
                          command: runCommand?.identity, pidStart: BGRunManager.ownStart)
     }
 
+    /// This process's pid, read once: glibc asks the kernel at every `getpid()`, and the record is
+    /// written twice a ring.
+    private static let ownPID = getpid()
     /// This process's start time, recorded next to its pid (`RunRecord.holderIsRunning`).
-    private static let ownStart = ProcessIdentity.of(getpid())?.startTime
+    private static let ownStart = ProcessIdentity.of(ownPID)?.startTime
 
     // MARK: Holders
 
@@ -236,7 +241,7 @@ public final class BGRunManager {
         let duration = monotonicNow() - startedMonotonic
         run = nil
         holders.removeAll()
-        leaseTimer = nil
+        leaseTimer?.cancel()
         leaseExpiresAt = nil
         heartbeatTimer = nil
         lock?.release()
@@ -267,7 +272,7 @@ public final class BGRunManager {
     private func armLease() {
         guard configuration.lease != nil else { return }
         do {
-            leaseTimer = try loop.timer { [weak self] in self?.leaseTimerFired() }
+            if leaseTimer == nil { leaseTimer = try loop.timer { [weak self] in self?.leaseTimerFired() } }
         } catch {
             emit(.timerUnavailable("no lease timer (\(error)): this run ends only when its last call does"))
         }

@@ -9,7 +9,9 @@ public struct HookKey: Hashable, Sendable, CustomStringConvertible {
 
     public init<Owner>(_ owner: Owner.Type, _ name: String = "") {
         self.owner = ObjectIdentifier(owner)
-        ownerName = String(describing: owner)
+        // The runtime's name of the type, as `String(describing:)` gives it, without the dynamic
+        // casts that look for a description first (over a million instructions, on the first ring).
+        ownerName = _typeName(owner, qualified: false)
         self.name = name
     }
 

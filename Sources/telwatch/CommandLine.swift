@@ -83,15 +83,17 @@ enum WatchArguments {
     }
 
     /// Parses a command's options; on `--help` prints `help`, on a mistake says so: either way
-    /// the exit status comes back instead of options.
+    /// the exit status comes back instead of options. `help` is made only when asked for: the
+    /// option table's wrapped text costs a daemon's start several million instructions.
     static func parseOrExit(
-        _ arguments: [String], command: String? = nil, accepting accepted: Set<String>? = nil, help: String,
+        _ arguments: [String], command: String? = nil, accepting accepted: Set<String>? = nil,
+        help: @autoclosure () -> String,
         service: ServiceConfiguration? = nil, own: (String, inout ArgumentCursor) throws -> Bool = { _, _ in false }
     ) -> Result<WatchOptions, ExitCode> {
         do {
             guard let options = try parse(arguments, command: command, accepting: accepted, service: service,
                                           own: own) else {
-                LineWriter(fd: 1).write(help)
+                LineWriter(fd: 1).write(help())
                 return .failure(ExitCode(ExitStatus.success.code))
             }
             return .success(options)

@@ -57,6 +57,35 @@ final class BGRunManagerTests: RunTestCase {
                        [Inhibitor(what: "sleep:idle", who: "telwatch-test", why: "testing", mode: "delay")])
     }
 
+    /// The `Inhibit` call and the lease timer are made once and used again by every later run:
+    /// each run asks logind with the configured words, and each run's lease is armed and ends it.
+    func testEveryRunTakesTheLockWithTheSameWordsAndHasItsOwnLease() throws {
+        try startHarness()
+        let lease = 0.5
+        let manager = try makeManager {
+            $0.lock = InhibitorRequest(what: "sleep:idle", who: "telwatch-test", why: "again", mode: "delay")
+            $0.lease = lease
+        }
+        for run in 1...3 {
+            manager.join("call-\(run)", reason: "incoming")
+            waitForEvent("lock-taken of run \(run)", count: run) { $0.isLockTaken }
+            XCTAssertEqual(try harness.inhibitors(),
+                           [Inhibitor(what: "sleep:idle", who: "telwatch-test", why: "again", mode: "delay")], "run \(run)")
+            XCTAssertEqual(try XCTUnwrap(manager.leaseRemaining, "run \(run)"), lease, accuracy: 0.2)
+            if run < 3 {
+                XCTAssertTrue(manager.leave("call-\(run)"))
+                XCTAssertNil(manager.leaseRemaining, "no lease between runs")
+                XCTAssertEqual(manager.armedTimers, 0, "no timer armed between runs")
+                waitForNoInhibitors()
+            }
+        }
+        waitForEvent("run-expired", timeout: 5) { $0.isExpired }
+        XCTAssertEqual(events { $0.isExpired }.count, 1, "only the last run outlived its lease")
+        XCTAssertFalse(manager.isRunning)
+        waitForNoInhibitors()
+        XCTAssertEqual(manager.armedTimers, 0)
+    }
+
     func testLockDescriptorIsCloseOnExecAndNoHookHoldsIt() throws {
         try startHarness()
         let hookDirectory = directory + "/hooks"
