@@ -1,5 +1,5 @@
 // Fuzz target: a row of the call history as `telwatch log` reads and prints it.
-// fuzz-sources: Sources/telwatch/Output/HistoryFormat.swift Sources/telwatch/Output/CSVRecord.swift Sources/telwatch/Output/CallEventFormat.swift Sources/telwatch/Output/Timestamp.swift Sources/telwatch/Output/TerminalText.swift
+// fuzz-sources: Sources/telwatch/Output/HistoryFormat.swift Sources/telwatch/Output/CSVRecord.swift Sources/telwatch/Output/CallEventFormat.swift Sources/telwatch/Output/Duration.swift Sources/telwatch/Output/Timestamp.swift Sources/telwatch/Output/TerminalText.swift
 //
 // `history.db` is writable by the telwatch group (`log --mark-seen`), so any member may put any
 // value in any column: a real, an integer, text or a blob, of any size, NaN and the infinities
