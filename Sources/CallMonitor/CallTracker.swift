@@ -205,7 +205,9 @@ public struct CallTracker {
                                  announcedID: String?, time: Double, _ outcome: inout Outcome) {
         if live[key] != nil {
             nameModem(modem, of: key)
-            update(key, observation, time: time, out: &outcome.events, ended: &outcome.lastEnded)
+            if let index = live.index(forKey: key) {
+                update(key, at: index, observation, time: time, out: &outcome.events, ended: &outcome.lastEnded)
+            }
             return
         }
         ended.remove(key)
@@ -236,8 +238,8 @@ public struct CallTracker {
     /// removal), on a modem nothing has named yet.
     private mutating func change(_ key: CallKey, _ observation: CallObservation, announcedID: String?,
                                  time: Double, _ outcome: inout Outcome) {
-        if live[key] != nil {
-            update(key, observation, time: time, out: &outcome.events, ended: &outcome.lastEnded)
+        if let index = live.index(forKey: key) {
+            update(key, at: index, observation, time: time, out: &outcome.events, ended: &outcome.lastEnded)
         } else if ended.contains(key) {
             // Already disconnected; wait for its removal or a new callAppeared.
         } else if var waiting = pending.remove(key) {
@@ -456,44 +458,72 @@ public struct CallTracker {
         return snapshot
     }
 
+    /// `index`: the live call's place in `live`, found once per change. A storm's every signal
+    /// comes here: the call is changed where it is kept, not hashed again to be read and stored,
+    /// and its snapshot is copied only into the event it causes.
     private mutating func update(
-        _ key: CallKey, _ observation: CallObservation, time: Double,
-        out: inout [TrackerEvent], ended lastEnded: inout CallSnapshot?
+        _ key: CallKey, at index: Dictionary<CallKey, LiveCall>.Index, _ observation: CallObservation,
+        time: Double, out: inout [TrackerEvent], ended lastEnded: inout CallSnapshot?
     ) {
-        guard var call = live[key] else { return }
-        let before = call.snapshot
-        var snap = before
+        let phase = normalized(observation.phase)
+        switch CallTracker.observe(observation, phase: phase, time: time, on: &live.values[index]) {
+        case .ended:
+            let call = live.values[index].snapshot
+            lastEnded = finish(key, reason: call.reason, time: time, out: &out)
+            ended.insert(key, call.modem)
+        case .transition(let previous):
+            out.append(.transition(live.values[index].snapshot, previous: previous))
+        case .updated:
+            out.append(.updated(live.values[index].snapshot))
+        case .unchanged:
+            break
+        }
+    }
 
-        if let direction = observation.direction, direction != .unknown { snap.direction = direction }
-        if let number = observation.number, !number.isEmpty || snap.number.isEmpty { snap.number = number }
-        if let name = observation.name, !name.isEmpty || snap.name.isEmpty { snap.name = name }
-        if let multiparty = observation.multiparty { snap.multiparty = multiparty }
-        if let reason = observation.reason { snap.reason = CallEndReason(word: reason) }
-        if observation.everConnected == true, snap.connectedAt == nil { call.connectedUnseen = true }
+    /// What an observation did to a live call.
+    private enum Observed {
+        /// Its phase ended it: everything else it said is applied, not its state (`finish` ends it).
+        case ended
+        case transition(previous: CallState)
+        /// Only number, name, multiparty or direction changed.
+        case updated
+        case unchanged
+    }
 
-        switch normalized(observation.phase) {
+    /// Applies `observation` (whose phase, normalized, is `phase`) to `call` in place.
+    private static func observe(_ observation: CallObservation, phase: CallPhase?, time: Double,
+                                on call: inout LiveCall) -> Observed {
+        let before = (state: call.snapshot.state, detail: call.snapshot.detail, number: call.snapshot.number,
+                      name: call.snapshot.name, multiparty: call.snapshot.multiparty,
+                      direction: call.snapshot.direction)
+        if let direction = observation.direction, direction != .unknown { call.snapshot.direction = direction }
+        if let number = observation.number, !number.isEmpty || call.snapshot.number.isEmpty {
+            call.snapshot.number = number
+        }
+        if let name = observation.name, !name.isEmpty || call.snapshot.name.isEmpty { call.snapshot.name = name }
+        if let multiparty = observation.multiparty { call.snapshot.multiparty = multiparty }
+        if let reason = observation.reason { call.snapshot.reason = CallEndReason(word: reason) }
+        if observation.everConnected == true, call.snapshot.connectedAt == nil { call.connectedUnseen = true }
+
+        switch phase {
         case .ended?:
-            call.snapshot = snap
-            live[key] = call
-            lastEnded = finish(key, reason: snap.reason, time: time, out: &out)
-            ended.insert(key, snap.modem)
-            return
+            return .ended
         case let .live(state, detail)?:
-            snap.state = state
-            snap.detail = detail
-            if state == .connected, snap.connectedAt == nil { snap.connectedAt = time }
+            call.snapshot.state = state
+            call.snapshot.detail = detail
+            if state == .connected, call.snapshot.connectedAt == nil { call.snapshot.connectedAt = time }
         case .unknown?, nil:
             break
         }
 
-        call.snapshot = snap
-        live[key] = call
-        if snap.state != before.state || snap.detail != before.detail {
-            out.append(.transition(snap, previous: before.state))
-        } else if snap.number != before.number || snap.name != before.name
-                    || snap.multiparty != before.multiparty || snap.direction != before.direction {
-            out.append(.updated(snap))
+        if call.snapshot.state != before.state || call.snapshot.detail != before.detail {
+            return .transition(previous: before.state)
         }
+        if call.snapshot.number != before.number || call.snapshot.name != before.name
+            || call.snapshot.multiparty != before.multiparty || call.snapshot.direction != before.direction {
+            return .updated
+        }
+        return .unchanged
     }
 
     /// Ends the live call on `key`: `.transition(.disconnected)`, then `.missed` if it applies.

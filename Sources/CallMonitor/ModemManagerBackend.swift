@@ -243,16 +243,15 @@ public final class ModemManagerBackend: LinkedBackend {
     }
 
     private func update(_ path: String, _ change: ModemManagerCallUpdate) {
-        guard var record = calls[path] else {
+        // Changed in place through its index: a storm's signal hashes its path once, and the
+        // record is not copied out and back.
+        guard let index = calls.index(forKey: path) else {
             // Its CallAdded came before our sync could list it.
             fetch(path, modem: .unknown, queued: [change], round: nil)
             return
         }
-        if record.read.enqueue(change, limit: Self.maxQueued) {
-            calls[path] = record
-            return
-        }
-        let followed = record.read.follow { followed in
+        if calls.values[index].read.enqueue(change, limit: Self.maxQueued) { return }
+        let followed = calls.values[index].read.follow { followed in
             if let state = change.newState { followed.terminated = state.known == .terminated }
             switch change {
             case let .stateChanged(_, new, reason): followed.lastStateChange = (new, reason)
@@ -261,7 +260,6 @@ public final class ModemManagerBackend: LinkedBackend {
             return change.observation(direction: &followed.direction)
         }
         guard let observation = followed else { return }
-        calls[path] = record
         output.emit(.callChanged(output.key(path), observation))
     }
 

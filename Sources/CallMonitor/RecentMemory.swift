@@ -13,7 +13,9 @@ struct RecentMemory<Value> {
 
     var count: Int { entries.count }
 
-    func contains(_ key: CallKey) -> Bool { entries[key] != nil }
+    // An empty memory (no call announced, pending or ended: most of a storm) answers without
+    // hashing the key: a dictionary hashes it even when it holds nothing.
+    func contains(_ key: CallKey) -> Bool { !entries.isEmpty && entries[key] != nil }
 
     /// Returns the entries that fell out of the memory to make room.
     @discardableResult
@@ -46,7 +48,7 @@ struct RecentMemory<Value> {
 
     @discardableResult
     mutating func remove(_ key: CallKey) -> Value? {
-        let removed = entries.removeValue(forKey: key)?.value
+        let removed = entries.isEmpty ? nil : entries.removeValue(forKey: key)?.value
         if entries.isEmpty {
             order.removeAll(keepingCapacity: order.count <= 2 * limit + 16)
             head = 0

@@ -8,35 +8,35 @@ extension EventSchema {
     /// `contact` gives a call's contact (`Delivery.contact(of:)`).
     public func records(of event: PipelineEvent, liveCalls: Int, seconds: RFC3339Seconds? = nil,
                         contact: (String) -> String? = { _ in nil }, _ body: (inout JSONObject) -> Void) {
-        var object = JSONObject(seconds: seconds)
+        // Each object is made where it is written: none for an event that is not data, and no
+        // spare one allocated and thrown away before a batch's first call event.
+        func object(_ write: (inout JSONObject) -> Bool) {
+            var object = JSONObject(seconds: seconds)
+            if write(&object) { body(&object) }
+        }
         switch event {
         case .calls(let events, let time):
             for call in events {
-                object = JSONObject(seconds: seconds)
-                if write(call, time: time, liveCalls: liveCalls, contact: call.call.flatMap { contact($0.number) },
-                         into: &object) { body(&object) }
+                let named = call.call.flatMap { contact($0.number) }
+                object { write(call, time: time, liveCalls: liveCalls, contact: named, into: &$0) }
             }
         case .run(let run):
-            if write(run, liveCalls: liveCalls, into: &object) { body(&object) }
+            object { write(run, liveCalls: liveCalls, into: &$0) }
         case .sleep(let sleep):
-            if write(sleep, liveCalls: liveCalls, into: &object) { body(&object) }
+            object { write(sleep, liveCalls: liveCalls, into: &$0) }
         case .backend(let notice, let time):
-            if write(notice, time: time, into: &object) { body(&object) }
+            object { write(notice, time: time, into: &$0) }
         case .ready(let time):
-            writeReady(time: time, liveCalls: liveCalls, into: &object)
-            body(&object)
+            object { writeReady(time: time, liveCalls: liveCalls, into: &$0); return true }
         case .stats(let stats):
-            write(stats, liveCalls: liveCalls, into: &object)
-            body(&object)
+            object { write(stats, liveCalls: liveCalls, into: &$0); return true }
         case .screened(let screened, let time):
-            write(screened, time: time, liveCalls: liveCalls, into: &object)
-            body(&object)
+            object { write(screened, time: time, liveCalls: liveCalls, into: &$0); return true }
         case .tones(let heard, let time):
-            write(heard, time: time, liveCalls: liveCalls, contact: contact(heard.call.number), into: &object)
-            body(&object)
+            let named = contact(heard.call.number)
+            object { write(heard, time: time, liveCalls: liveCalls, contact: named, into: &$0); return true }
         case .acted(let acted, let time):
-            write(acted, time: time, liveCalls: liveCalls, into: &object)
-            body(&object)
+            object { write(acted, time: time, liveCalls: liveCalls, into: &$0); return true }
         case .hook:
             break
         }

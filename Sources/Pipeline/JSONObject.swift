@@ -13,7 +13,8 @@ public struct JSONObject: EventFieldWriter {
     public init(seconds: RFC3339Seconds? = nil) {
         self.seconds = seconds
         bytes = []
-        bytes.reserveCapacity(640)
+        // A call line is about 600 bytes and often more: room for it at once, not grown and copied.
+        bytes.reserveCapacity(1024)
         bytes.append(UInt8(ascii: "{"))
     }
 
@@ -21,9 +22,11 @@ public struct JSONObject: EventFieldWriter {
         if !empty { bytes.append(UInt8(ascii: ",")) }
         empty = false
         bytes.append(UInt8(ascii: "\""))
-        // Keys are literals, copied in one go.
+        // Keys are literals, copied in one go. No array literal here or in the values below: each
+        // would be an allocation, and a call line has 27 keys.
         name.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
     }
 
     /// A key known only at run time (a line rebuilt from the D-Bus API's fields), escaped.
@@ -35,9 +38,13 @@ public struct JSONObject: EventFieldWriter {
     }
 
     // The values after a run-time `key`: the same text as `add` writes for the same value.
-    public mutating func null() { bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C]) }
+    public mutating func null() { literal("null") }
     public mutating func value(_ value: String) { JSONObject.appendQuoted(value, to: &bytes) }
-    public mutating func value(_ value: Bool) { bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8)) }
+    public mutating func value(_ value: Bool) { literal(value ? "true" : "false") }
+
+    private mutating func literal(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
     public mutating func value(_ value: Int) { JSONObject.appendDecimal(value, to: &bytes) }
 
     public mutating func add(_ name: StaticString, _ value: String?) {
@@ -118,10 +125,13 @@ public struct JSONObject: EventFieldWriter {
         bytes.append(contentsOf: value)
     }
 
+    /// What ends `bytes`: a writer of lines may add it as it copies them (`lineBytes` copies them).
+    public static let closingBrace = UInt8(ascii: "}")
+
     /// The finished object, without a newline.
     public var lineBytes: [UInt8] {
         var out = bytes
-        out.append(UInt8(ascii: "}"))
+        out.append(JSONObject.closingBrace)
         return out
     }
 

@@ -33,6 +33,20 @@ final class LineWriter {
         if held.count >= LineWriter.heldLimit { flush() }
     }
 
+    /// A line given as its bytes but for its last one (a JSON object's without its closing
+    /// brace, `JSONObject.bytes`): written with `last` and the newline, without a copy of the line.
+    func write(line bytes: [UInt8], last: UInt8) {
+        guard holdsLines else {
+            var line = bytes
+            line.append(last)
+            return write(line: line)
+        }
+        held.append(contentsOf: bytes)
+        held.append(last)
+        held.append(UInt8(ascii: "\n"))
+        if held.count >= LineWriter.heldLimit { flush() }
+    }
+
     private func write(line buffer: UnsafeBufferPointer<UInt8>) {
         guard holdsLines else { return write(buffer: buffer) }
         held.append(contentsOf: buffer)

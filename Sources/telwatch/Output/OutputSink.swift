@@ -90,7 +90,7 @@ final class OutputSink: EventSink, LoopHook {
     }
 
     private func write(_ object: JSONObject) {
-        output.write(line: object.lineBytes)
+        output.write(line: object.bytes, last: JSONObject.closingBrace)
         if output.isBroken { onBroken() }
     }
 
