@@ -4,6 +4,8 @@ import DBus
 /// backend is given.
 enum CheckedAct {
     case answer
+    /// Answers the waiting call on `modem`, putting its active calls on hold.
+    case holdAndAnswer(modem: String)
     case hangUp
     case deflect(DialString)
     case sendTones(DialString)
@@ -16,11 +18,15 @@ enum CheckedAct {
 protocol ActingBackend: LinkedBackend {
     /// The modems a call can be placed on now, sorted.
     var voiceModemPaths: [String] { get }
+    /// The modem `call` is on; nil when it cannot be told.
+    func actingModem(of call: CallSnapshot) -> String?
     /// `done(result, tones the stack accepted)`.
     func perform(_ act: CheckedAct, on call: CallSnapshot,
                  done: @escaping (Result<Void, CallActFailure>, Int) -> Void)
     /// Places a call on `modem`; `done` gets the new call's object path.
     func dial(_ number: DialString, modem: String, done: @escaping (Result<String, CallActFailure>) -> Void)
+    /// Hangs up the calls of `modem` with the stack's own hang-up-all.
+    func hangUpAll(modem: String, done: @escaping (Result<Void, CallActFailure>) -> Void)
 }
 
 extension LinkedBackend {

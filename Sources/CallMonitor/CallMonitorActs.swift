@@ -13,7 +13,17 @@ extension CallMonitor {
             return done(CallActReport(.failure(.notRinging(call.state))))
         }
         let checked: CheckedAct
+        var held: [CallKey] = []
         switch act {
+        case .answer where call.detail == .waiting:
+            // A call that waits is answered by the modem's own hold-and-answer: the stacks refuse
+            // their per-call answer for it (docs/modem-stacks.md §13).
+            guard let modem = backend.actingModem(of: call) else { return done(CallActReport(.failure(.noSuchModem))) }
+            checked = .holdAndAnswer(modem: modem)
+            held = liveCalls.filter { other in
+                other.key.backend == key.backend && other.key != key && other.detail == .active
+                    && backend.actingModem(of: other) == modem
+            }.map(\.key)
         case .answer: checked = .answer
         case .hangUp: checked = .hangUp
         case .deflect(let raw):
@@ -32,7 +42,8 @@ extension CallMonitor {
         let clock = noticeClock
         let answer = actsInFlight.begin(on: key.backend, gone: (Result<Void, CallActFailure>.failure(.stackGone), 0)) {
             result, tones in
-            done(CallActReport(result.map { key }, elapsed: clock() - started, tonesSent: tones))
+            let heldNow = (try? result.get()) == nil ? [] : held
+            done(CallActReport(result.map { key }, elapsed: clock() - started, tonesSent: tones, held: heldNow))
         }
         backend.perform(checked, on: call) { answer(($0, $1)) }
     }
@@ -60,6 +71,36 @@ extension CallMonitor {
             done(CallActReport(result.map { CallKey(backend: kind, path: $0) }, elapsed: clock() - started))
         }
         backend.dial(checked, modem: path, done: answer)
+    }
+
+    /// Hangs up the calls of `modem` of `stack` (either left out: every voice modem that matches)
+    /// with the stack's own hang-up-all, one modem after another, stopping at the first refusal;
+    /// `done` runs once, as for `act`.
+    public func hangUpAll(modem: String? = nil, stack: BackendKind? = nil,
+                          done: @escaping (HangUpAllReport) -> Void) {
+        guard isRunning else { return done(HangUpAllReport(.failure(.stackGone))) }
+        let targets = backends.compactMap { $0 as? ActingBackend }.filter { stack == nil || $0.kind == stack }
+            .flatMap { backend in backend.voiceModemPaths.filter { modem == nil || $0 == modem }.map { (backend, $0) } }
+        guard !targets.isEmpty else { return done(HangUpAllReport(.failure(.noSuchModem))) }
+        let started = noticeClock()
+        let clock = noticeClock
+        hangUpAll(targets[...], hungUp: []) { done(HangUpAllReport($0, elapsed: clock() - started)) }
+    }
+
+    private func hangUpAll(_ targets: ArraySlice<(ActingBackend, String)>, hungUp: [HungUpModem],
+                           done: @escaping (Result<[HungUpModem], CallActFailure>) -> Void) {
+        guard let (backend, path) = targets.first else { return done(.success(hungUp)) }
+        let modem = HungUpModem(stack: backend.kind, path: path)
+        let answer = actsInFlight.begin(on: backend.kind, gone: Result<Void, CallActFailure>.failure(.stackGone)) {
+            [weak self] result in
+            switch result {
+            case .failure(let failure): done(.failure(failure))
+            case .success:
+                guard let self, self.isRunning else { return done(.failure(.stackGone)) }
+                self.hangUpAll(targets.dropFirst(), hungUp: hungUp + [modem], done: done)
+            }
+        }
+        backend.hangUpAll(modem: path, done: answer)
     }
 
     /// A number that may be dialled or deflected to: dial characters only, and no emergency number.

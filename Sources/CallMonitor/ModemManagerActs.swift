@@ -1,18 +1,29 @@
 // Acts on ModemManager's calls (docs/modem-stacks.md §13): Call.Accept, Hangup, Deflect,
-// SendDtmf; Modem.Voice.CreateCall, then Call.Start.
+// SendDtmf; Modem.Voice.HoldAndAccept, HangupAll, CreateCall, then Call.Start.
 
 import DBus
 
 extension ModemManagerBackend: ActingBackend {
     var voiceModemPaths: [String] { voiceModems.sorted() }
 
+    /// ModemManager's call paths do not name the modem: a call first seen through its own signal
+    /// is on the only voice modem, or on one that cannot be told.
+    func actingModem(of call: CallSnapshot) -> String? {
+        if case .path(let modem) = call.modem { return modem }
+        return voiceModems.count == 1 ? voiceModems.first : nil
+    }
+
     func perform(_ act: CheckedAct, on call: CallSnapshot,
                  done: @escaping (Result<Void, CallActFailure>, Int) -> Void) {
-        let path = call.key.path
+        var path = call.key.path
+        var interface = ModemManagerBus.call
         let member: String
         var arguments: [DBusValue] = []
         switch act {
         case .answer: member = "Accept"
+        case .holdAndAnswer(let modem):
+            // Call.Accept takes only a call ringing in, never a waiting one.
+            (path, interface, member) = (modem, ModemManagerBus.voice, "HoldAndAccept")
         case .hangUp: member = "Hangup"
         case .deflect(let number):
             member = "Deflect"
@@ -20,7 +31,11 @@ extension ModemManagerBackend: ActingBackend {
         case .sendTones(let tones):
             return sendTones(Array(tones.value.unicodeScalars), sent: 0, on: path, done: done)
         }
-        actCall(path, ModemManagerBus.call, member, arguments) { done($0.map { _ in () }, 0) }
+        actCall(path, interface, member, arguments) { done($0.map { _ in () }, 0) }
+    }
+
+    func hangUpAll(modem: String, done: @escaping (Result<Void, CallActFailure>) -> Void) {
+        actCall(modem, ModemManagerBus.voice, "HangupAll") { done($0.map { _ in () }) }
     }
 
     /// ModemManager 1.20 and 1.24 send only the first character a `SendDtmf` is given: one tone

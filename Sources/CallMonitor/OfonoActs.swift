@@ -1,16 +1,21 @@
 // Acts on oFono's calls (docs/modem-stacks.md §13): VoiceCall.Answer, Hangup, Deflect;
-// VoiceCallManager.SendTones and Dial.
+// VoiceCallManager.HoldAndAnswer, HangupAll, SendTones and Dial.
 
 import DBus
 
 extension OfonoBackend: ActingBackend {
     var voiceModemPaths: [String] { modems.filter(\.value).map(\.key).sorted() }
 
+    func actingModem(of call: CallSnapshot) -> String? { Self.modem(of: call) }
+
     func perform(_ act: CheckedAct, on call: CallSnapshot,
                  done: @escaping (Result<Void, CallActFailure>, Int) -> Void) {
         let path = call.key.path
         switch act {
         case .answer: actCall(path, OfonoBus.voiceCall, "Answer") { done($0.map { _ in () }, 0) }
+        case .holdAndAnswer(let modem):
+            // VoiceCall.Answer takes only an incoming call, never a waiting one.
+            actCall(modem, OfonoBus.voiceCallManager, "HoldAndAnswer") { done($0.map { _ in () }, 0) }
         case .hangUp: actCall(path, OfonoBus.voiceCall, "Hangup") { done($0.map { _ in () }, 0) }
         case .deflect(let number):
             actCall(path, OfonoBus.voiceCall, "Deflect", [.string(number.value)]) { done($0.map { _ in () }, 0) }
@@ -35,6 +40,10 @@ extension OfonoBackend: ActingBackend {
                 done(.success(call.rawValue))
             }
         }
+    }
+
+    func hangUpAll(modem: String, done: @escaping (Result<Void, CallActFailure>) -> Void) {
+        actCall(modem, OfonoBus.voiceCallManager, "HangupAll") { done($0.map { _ in () }) }
     }
 
     /// oFono names calls `<modem>/voicecallNN`: the modem of a call first seen through its own signal.

@@ -111,6 +111,18 @@ public final class SimulatedModemManager {
             }
             return []
         }
+        // As ModemManager 1.20 does it (telwatch answers a waiting call so): the active calls go
+        // on hold, reported before the waiting call goes active.
+        try voice.addMethod("HoldAndAccept") { [unowned self] _ in
+            let live = self.calls.filter { $0.modem == path }
+            guard let waiting = live.first(where: { $0.state == .waiting }) else {
+                throw DBusError.remote(name: "org.freedesktop.ModemManager1.Error.Core.WrongState",
+                                       message: "no call is waiting")
+            }
+            for call in live where call.state == .active { try self.setState(call, .held, reason: .unknown) }
+            try self.setState(waiting, .active, reason: .accepted)
+            return []
+        }
         try voice.addSignal("CallAdded", signature: "o")
         try voice.addSignal("CallDeleted", signature: "o")
         connection.export(ExportedObject(path: path, interfaces: [modem, voice]))

@@ -81,7 +81,7 @@ enum ActCommand {
         let (operands, what, examples): (String, String, [String])
         switch command {
         case .answer:
-            (operands, what, examples) = ("[CALL]", "Answers a ringing call.",
+            (operands, what, examples) = ("[CALL]", "Answers a ringing call; a waiting one puts the connected call on hold.",
                                           ["telwatch answer", "telwatch answer 407e08ae"])
         case .hangup:
             (operands, what, examples) = ("[CALL]", "Hangs a call up; a ringing call is rejected.",

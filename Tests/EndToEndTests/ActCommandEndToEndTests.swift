@@ -5,6 +5,7 @@ final class ModemManagerActCommandTests: EndToEndTestCase {
 
     func testEachActReachesTheModemFromTheCommandLine() throws { try actsFromTheCommandLine() }
     func testRefusalsFromTheCommandLineNeverReachTheModem() throws { try refusalsFromTheCommandLine() }
+    func testAnsweringAWaitingCallHoldsTheConnectedOne() throws { try answerWaitingFromTheCommandLine() }
 }
 
 /// The same on Debian's oFono.
@@ -14,4 +15,5 @@ final class OfonoActCommandTests: EndToEndTestCase {
 
     func testEachActReachesTheModemFromTheCommandLine() throws { try actsFromTheCommandLine() }
     func testRefusalsFromTheCommandLineNeverReachTheModem() throws { try refusalsFromTheCommandLine() }
+    func testAnsweringAWaitingCallHoldsTheConnectedOne() throws { try answerWaitingFromTheCommandLine() }
 }

@@ -117,6 +117,38 @@ extension EndToEndTestCase {
         XCTAssertEqual(try modem.calls(), [])
     }
 
+    /// `telwatch answer` on a call that waits beside a connected one: the connected call goes on
+    /// hold (the stacks refuse their per-call answer for a waiting call).
+    func answerWaitingFromTheCommandLine() throws {
+        try startDaemonAndTelwatch()
+        var index = world.transcript.count
+        try modem.ring("+15551111")
+        awaitLine(ringing("A", "+15551111", live: 1), since: index)
+        XCTAssertEqual(try telwatchCommand(["answer"]).status, .exited(0))
+        awaitLine(line("connected", "A", prev: "incoming", detail: "active", dir: "incoming", number: "+15551111", live: 1),
+                  since: index)
+
+        index = world.transcript.count
+        try modem.waiting("+15552222")
+        awaitLine(ringing("B", "+15552222", detail: "waiting", live: 2), since: index)
+        let id = try XCTUnwrap(world.callEvents("B").first?["call_id"] as? String)
+        let mark = try modem.mark()
+        let answered = try telwatchCommand(["answer", id])
+        XCTAssertEqual(answered.status, .exited(0), answered.log)
+        XCTAssertEqual(answered.output, "answered \(id.prefix(8)) (+15552222)\n")
+        try modem.awaitCommand("^AT\\+CHLD=2$", since: mark)
+        awaitLine("acted answer B by=cli result=ok", since: index)
+        awaitLine(line("connected", "A", prev: "connected", detail: "held", dir: "incoming", number: "+15551111", live: 2),
+                  since: index)
+        awaitLine(line("connected", "B", prev: "incoming", detail: "active", dir: "incoming", number: "+15552222", live: 2),
+                  since: index)
+
+        index = world.transcript.count
+        try daemon.hangupAll()
+        awaitLine(runStopped, since: index)
+        XCTAssertEqual(try modem.calls(), [])
+    }
+
     /// Every refusal in one line with its own exit status; the modem hears nothing of a refused
     /// number, an emergency number or a command hidden in one.
     func refusalsFromTheCommandLine() throws {

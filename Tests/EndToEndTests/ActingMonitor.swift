@@ -52,6 +52,13 @@ final class ActingMonitor {
         return report!
     }
 
+    func hangUpAll() throws -> HangUpAllReport {
+        var report: HangUpAllReport?
+        monitor.hangUpAll { report = $0 }
+        try bus.wait("the answer to hanging up all", timeout: ActAnswerWait.seconds) { report != nil }
+        return report!
+    }
+
     /// What `act` answers at once, without the loop running: a refusal before the stack is asked.
     func refusal(_ act: CallAct, on key: CallKey) -> CallActReport? {
         var report: CallActReport?

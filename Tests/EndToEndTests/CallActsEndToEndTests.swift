@@ -10,6 +10,10 @@ final class ModemManagerCallActsTests: EndToEndTestCase {
     func testStackRefusalComesInItsOwnWords() throws { try stackRefusalComesInItsOwnWords() }
     func testActWhoseStackDiesIsAnswered() throws { try actWhoseStackDiesIsAnswered() }
     func testAnswerRacingTheCallersHangUpIsAnswered() throws { try answerRacingTheCallersHangUpIsAnswered() }
+    func testAnswerWaitingHoldsTheConnectedCallThenHangUpAll() throws {
+        try answerWaitingHoldsTheConnectedCallThenHangUpAll()
+    }
+    func testHangUpAllOnAnUnknownModemIsRefused() throws { try hangUpAllOnAnUnknownModemIsRefused() }
     func testAPIActsReachTheModemAndAreTold() throws { try apiActsReachTheModemAndAreTold() }
     func testAPIRefusalsNeverReachTheModem() throws { try apiRefusalsNeverReachTheModem() }
     func testAPIActRefusedByPolkitIsNotPermitted() throws { try apiActRefusedByPolkitIsNotPermitted() }
@@ -58,5 +62,9 @@ final class OfonoCallActsTests: EndToEndTestCase {
     func testStackRefusalComesInItsOwnWords() throws { try stackRefusalComesInItsOwnWords() }
     func testActWhoseStackDiesIsAnswered() throws { try actWhoseStackDiesIsAnswered() }
     func testAnswerRacingTheCallersHangUpIsAnswered() throws { try answerRacingTheCallersHangUpIsAnswered() }
+    func testAnswerWaitingHoldsTheConnectedCallThenHangUpAll() throws {
+        try answerWaitingHoldsTheConnectedCallThenHangUpAll()
+    }
+    func testHangUpAllOnAnUnknownModemIsRefused() throws { try hangUpAllOnAnUnknownModemIsRefused() }
     func testAPIActsReachTheModemAndAreTold() throws { try apiActsReachTheModemAndAreTold() }
 }

@@ -187,3 +187,56 @@ extension EndToEndTestCase {
         XCTAssertEqual(try modem.calls(), [])
     }
 }
+
+extension EndToEndTestCase {
+    static let hangUpAllCommand = "^(ATH|AT\\+CHUP|AT\\+CHLD=[0-9]+)$"
+
+    /// Answering a call that waits while another is connected puts the connected one on hold and
+    /// says so; the stacks' per-call answer (`Call.Accept`, `VoiceCall.Answer`) is not it: they
+    /// refuse it for a waiting call. Hanging up all then ends both, the held one too.
+    func answerWaitingHoldsTheConnectedCallThenHangUpAll() throws {
+        try daemon.start()
+        let acting = try ActingMonitor(bus: world.bus, kind: kind)
+        defer { acting.stop() }
+
+        var mark = try modem.mark()
+        try modem.ring("+15551111")
+        let first = try acting.call("+15551111", in: .incoming)
+        XCTAssertEqual(try acting.act(.answer, on: first.key).held, [])
+        try modem.awaitCommand("^ATA$", since: mark)
+        _ = try acting.call("+15551111", in: .connected)
+
+        try modem.waiting("+15552222")
+        try acting.waitForCalls("a waiting call") { calls in
+            calls.contains { $0.number == "+15552222" && $0.detail == .waiting }
+        }
+        let second = try XCTUnwrap(acting.monitor.liveCalls.first { $0.number == "+15552222" })
+        mark = try modem.mark()
+        let answered = try acting.act(.answer, on: second.key)
+        XCTAssertEqual(answered.outcome, .success(second.key))
+        XCTAssertEqual(answered.held, [first.key])
+        try modem.awaitCommand("^AT\\+CHLD=2$", since: mark)
+        try acting.waitForCalls("the first call held, the second active") { calls in
+            calls.contains { $0.key == first.key && $0.detail == .held }
+                && calls.contains { $0.key == second.key && $0.state == .connected && $0.detail == .active }
+        }
+        XCTAssertNil(try modem.seen("^ATA$", since: mark), modem.dialogue)
+
+        mark = try modem.mark()
+        let ended = try acting.hangUpAll()
+        XCTAssertEqual(try ended.outcome.get().map(\.stack), [kind == .modemManager ? .modemManager : .ofono])
+        try modem.awaitCommand(Self.hangUpAllCommand, since: mark)
+        try acting.waitIdle()
+        XCTAssertEqual(try modem.calls(), [])
+    }
+
+    /// Hanging up all on a modem no followed stack has is refused before any stack is asked.
+    func hangUpAllOnAnUnknownModemIsRefused() throws {
+        try daemon.start()
+        let acting = try ActingMonitor(bus: world.bus, kind: kind)
+        defer { acting.stop() }
+        var report: HangUpAllReport?
+        acting.monitor.hangUpAll(modem: "/no/such/modem") { report = $0 }
+        XCTAssertEqual(report?.failure, .noSuchModem)
+    }
+}

@@ -130,6 +130,24 @@ final class OtherCommandTests: CommandTestCase {
         XCTAssertEqual(perCall(fromSimulator), perCall(fromMock))
     }
 
+    /// The simulator takes the method telwatch answers a waiting call with (ModemManager's
+    /// `Voice.HoldAndAccept`): the connected call goes on hold, the waiting one is connected.
+    func testSimulatorHoldsTheConnectedCallToAnswerAWaitingOne() throws {
+        let script = logind.directory + "/waiting.txt"
+        try "ring +15550101\nanswer c1\nwaiting +15550202\n".write(toFile: script, atomically: true, encoding: .utf8)
+        let watch = try telwatch(["--bus", fixture.address, "--json", "--backend", "modemmanager",
+                                  "--state-dir", stateDirectory])
+        defer { watch.terminate() }
+        XCTAssertNotNil(nextEvent(watch, "backend", timeout: 15))  // waiting for ModemManager
+        let simulator = try telwatch(["simulate", "--bus", fixture.address, script])
+        defer { simulator.terminate() }
+        XCTAssertEqual(transitions(watch, count: 3).last, "incoming incoming waiting incoming +15550202 0")
+
+        _ = try mm(Self.modem0, "org.freedesktop.ModemManager1.Modem.Voice", "HoldAndAccept")
+        XCTAssertEqual(transitions(watch, count: 2), ["connected connected held incoming +15550101 0",
+                                                      "connected connected active incoming +15550202 0"])
+    }
+
     /// A script's numbers and echo text are text from outside: escaped on the terminal, as a
     /// caller id is everywhere (here one that would set the window title and ring the bell).
     func testSimulateEchoesAScriptsNumbersEscaped() throws {

@@ -242,8 +242,11 @@ final class PackageTests: XCTestCase {
             return name + "." + member
         })
         XCTAssertEqual(acted, ["org.ofono.VoiceCall.Answer", "org.ofono.VoiceCall.Hangup", "org.ofono.VoiceCall.Deflect",
-                               "org.ofono.VoiceCallManager.SendTones", "org.ofono.VoiceCallManager.Dial"])
-        XCTAssertEqual(granted, called.union([hangUp]).union(acted))
+                               "org.ofono.VoiceCallManager.SendTones", "org.ofono.VoiceCallManager.Dial",
+                               "org.ofono.VoiceCallManager.HoldAndAnswer", "org.ofono.VoiceCallManager.HangupAll"])
+        // CallMonitor.hangUpAll is offered by neither the API, the command line nor screening:
+        // the service never sends HangupAll, so the policy does not grant it.
+        XCTAssertEqual(granted, called.union([hangUp]).union(acted).subtracting(["org.ofono.VoiceCallManager.HangupAll"]))
     }
 
     /// The polkit rule grants the telwatch user exactly its two actions: the sleep block lock and
