@@ -5,6 +5,7 @@ final class ModemManagerMQTTActsTests: EndToEndTestCase {
     override var kind: DaemonKind { .modemManager }
 
     func testMQTTCommandsReachTheModem() throws { try mqttCommandsReachTheModem() }
+    func testMQTTActsReachTheModemInTime() throws { try mqttActsReachTheModemInTime() }
 }
 
 /// Acts asked over MQTT on Debian's oFono and the simulated AT modem.
@@ -13,4 +14,5 @@ final class OfonoMQTTActsTests: EndToEndTestCase {
     override var initialDirection: String { "unknown" }
 
     func testMQTTCommandsReachTheModem() throws { try mqttCommandsReachTheModem() }
+    func testMQTTActsReachTheModemInTime() throws { try mqttActsReachTheModemInTime() }
 }

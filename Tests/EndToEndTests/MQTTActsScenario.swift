@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Loop
 import TestSupport
 import XCTest
 
@@ -135,6 +136,74 @@ extension EndToEndTestCase {
         }
         XCTAssertEqual(published, ["answer by=mqtt", "tones by=mqtt", "hangup by=mqtt", "hangup by=mqtt"],
                        "the acted events reach MQTT too")
+        world.stopTelwatch()
+    }
+
+    /// The time from publishing a command (`mosquitto_pub` started: its own start-up, a few
+    /// milliseconds, is in the figure) to its AT command at the modem, over `rounds` of each act;
+    /// printed as a table (docs/mqtt.md, "Commands", has the figures).
+    func mqttActsReachTheModemInTime(rounds: Int = 20) throws {
+        let (broker, sub, events) = try startWithMQTT()
+        // Only TOPIC/calls is read here: a subscriber nobody reads would fill its pipe.
+        sub.terminate()
+        events.terminate()
+        let calls = try broker.subscribe([Self.mqttRoot + "/calls"])
+        var delays: [String: [Double]] = [:]
+        var acts = 0
+        func timed(_ name: String, _ text: String, _ pattern: String) throws {
+            let mark = try modem.mark()
+            let asked = monotonicNow()
+            try command(broker, text)
+            try modem.awaitCommand(pattern, since: mark)
+            let seen = try XCTUnwrap(try modem.seen(pattern, since: mark))
+            delays[name, default: []].append(seen.at - asked)
+            acts += 1
+        }
+        /// The id of the call to `number` once TOPIC/calls lists it in `state`.
+        func listed(_ number: String, _ state: String) throws -> String {
+            var id: String?
+            _ = calls.nextMessage(on: Self.mqttRoot + "/calls", where: { message in
+                let list = (try? JSONSerialization.jsonObject(with: Data(message.payload.utf8))) as? [[String: Any]]
+                id = list?.first { $0["number"] as? String == number && $0["state"] as? String == state }?["call_id"] as? String
+                return id != nil
+            })
+            return try XCTUnwrap(id, "\(number) never \(state) on TOPIC/calls")
+        }
+        func idle() {
+            XCTAssertNotNil(calls.nextMessage(on: Self.mqttRoot + "/calls", where: { $0.payload == "[]" }), "no call left")
+            _ = world.lines(through: runStopped)
+        }
+        /// Every act's `acted` line read (the stack answered it), so the next act does not race it.
+        func answered() {
+            while acted().count < acts, !world.lines(through: "acted", timeout: 10).isEmpty {}
+        }
+        for round in 0..<rounds {
+            broker.drainLog()
+            let number = "+1555200\(String(format: "%04d", round))"
+            try modem.ring(number)
+            let id = try listed(number, "incoming")
+            try timed("answer", "answer \(id)", "^ATA$")
+            _ = try listed(number, "connected")
+            try timed("tones", "tones \(id) 5", "^AT\\+VTS=5$")
+            answered()
+            try timed("hangup", "hangup \(id)", Self.hangUpCommand)
+            idle()
+
+            try modem.ring(number)
+            _ = try listed(number, "incoming")
+            try timed("reject ringing", "reject ringing", Self.hangUpCommand)
+            idle()
+            answered()
+        }
+        for name in ["answer", "tones", "hangup", "reject ringing"] {
+            let sorted = (delays[name] ?? []).sorted()
+            XCTAssertEqual(sorted.count, rounds, name)
+            guard let max = sorted.last else { continue }
+            print(String(format: "mqtt-act-delay %@ %@ publish-to-modem p50=%.1fms max=%.1fms n=%d",
+                         daemon.backend, name, sorted[sorted.count / 2] * 1000, max * 1000, sorted.count))
+            XCTAssertLessThan(max, 5, "\(name): the modem saw its command within 5 s every time")
+        }
+        XCTAssertEqual(acted().filter { !$0.hasSuffix("by=mqtt result=ok") }, [], "every act done, asked by MQTT")
         world.stopTelwatch()
     }
 }

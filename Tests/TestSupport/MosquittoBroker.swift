@@ -52,6 +52,12 @@ public final class MosquittoBroker {
         process?.readLine(timeout: timeout, where: { $0.contains(text) })
     }
 
+    /// Reads what the broker has logged so far, without waiting: a test that publishes much and
+    /// waits for no log line keeps the broker's stdout pipe from filling, which would block it.
+    public func drainLog() {
+        while process?.readLine(timeout: 0.001) != nil {}
+    }
+
     /// `mosquitto_sub -v` on `topics`: one line per message, "TOPIC PAYLOAD". `session` keeps a
     /// persistent session under that client id, so nothing is lost while the broker restarts.
     public func subscribe(_ topics: [String], session: String? = nil, extra: [String] = []) throws -> TestProcess {
