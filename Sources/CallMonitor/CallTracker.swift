@@ -76,7 +76,7 @@ public struct CallTracker {
     /// New call objects announced before their state is known: each is a live call by the
     /// stack's own account, so it holds the run until it becomes a call or goes. Its id is given
     /// at the announcement and kept when the call becomes known.
-    private var announced: RecentMemory<(modem: String, id: String)>
+    private var announced: RecentMemory<(modem: ModemPath, id: String)>
     /// What each modem is, as its backend last said (`modemIdentified`); forgotten with the modem.
     private var identities: [ModemKey: ModemIdentity] = [:]
     /// The calls an earlier telwatch left live, until the start's sync of their stack is done.
@@ -156,7 +156,7 @@ public struct CallTracker {
         var outcome = Outcome()
         switch event {
         case let .callAnnounced(key, modem):
-            announce(key, modem: modem, keeping: announcedID, &outcome)
+            announce(key, modem: ModemPath(modem), keeping: announcedID, &outcome)
         case let .callAppeared(key, modem, observation, initial):
             appear(key, modem: ModemPath(modem), observation, initial: initial, announcedID: announcedID,
                    time: time, &outcome)
@@ -182,7 +182,7 @@ public struct CallTracker {
 
     /// A new call object: announced with the id its call will keep, unless it is already live or
     /// ended. Announced again, it keeps the id it was given.
-    private mutating func announce(_ key: CallKey, modem: String, keeping earlierID: String?,
+    private mutating func announce(_ key: CallKey, modem: ModemPath, keeping earlierID: String?,
                                    _ outcome: inout Outcome) {
         if let earlierID {
             announced.insert(key, (modem, earlierID))
@@ -284,7 +284,7 @@ public struct CallTracker {
         ended.removeAll { key, callModem in key.backend == modem.backend && callModem == path }
         pending.removeAll { key, waiting in key.backend == modem.backend && waiting.modem == path }
         outcome.unannounced += announced
-            .removeAll { key, entry in key.backend == modem.backend && entry.modem == modem.path }
+            .removeAll { key, entry in key.backend == modem.backend && entry.modem == path }
             .map { ($0.key, $0.value.id) }
         for key in liveKeysInOrder(where: { $0.key.backend == modem.backend && $0.modem == path }) {
             outcome.lastEnded = finish(key, reason: .modemRemoved, time: time,

@@ -33,23 +33,13 @@ public enum HangUpPermission: Equatable, Sendable {
     /// ModemManager names its caller) and no user interaction: what ModemManager would hear.
     static func askPolkit(_ action: String, on connection: Connection, timeout: Double) -> HangUpPermission {
         do {
-            let message = try Message.methodCall(destination: Polkit.service, path: Polkit.authority,
-                                                 interface: Polkit.interface, member: "CheckAuthorization")
-            let subject = DBusValue.structure([
-                .string(Polkit.SubjectKind.systemBusName.rawValue),
-                .dictionary(keySignature: "s", valueSignature: "v",
-                            [.init(.string("name"), .variant(.string(connection.uniqueName)))]),
-            ])
-            try message.append(values: [subject, .string(action),
-                                        .dictionary(keySignature: "s", valueSignature: "s", []),
-                                        .uint32(Polkit.CheckFlags.none.rawValue), .string("")])
-            let reply = try connection.callBlocking(message, timeout: timeout)
-            guard case .structure(let result)? = try reply.values().first, result.count == 3,
-                  case .bool(let authorized) = result[0], case .bool(let challenge) = result[1] else {
+            let reply = try connection.callBlocking(Polkit.checkAuthorization(action, subject: connection.uniqueName),
+                                                    timeout: timeout)
+            guard let answer = Polkit.result(of: reply) else {
                 return .unknown("polkit answered '\(reply.signature)', not (bba{ss})")
             }
-            if authorized { return .allowed }
-            return challenge ? .needsAuthentication : .refused("polkit does not allow \(action) for this user")
+            if answer.authorized { return .allowed }
+            return answer.challenge ? .needsAuthentication : .refused("polkit does not allow \(action) for this user")
         } catch let error as DBusError where error.name.map(noOwner.contains) == true {
             return .noPolkit("\(error)")
         } catch {

@@ -2,35 +2,6 @@ import CDBus
 import Glibc
 import Loop
 
-/// Which bus to connect to.
-public enum BusAddress: Equatable, Sendable, CustomStringConvertible {
-    /// `DBUS_SYSTEM_BUS_ADDRESS`, else the standard system socket.
-    case system
-    /// `DBUS_SESSION_BUS_ADDRESS`.
-    case session
-    /// An explicit address such as `unix:path=/run/x/bus`.
-    case address(String)
-
-    /// Parses `system`, `session`, or an address (`transport:key=value…`, such as
-    /// `unix:path=/run/bus`); nil for anything else.
-    public init?(_ text: String) {
-        switch text {
-        case "system": self = .system
-        case "session": self = .session
-        case _ where text.contains(":") && text.contains("="): self = .address(text)
-        default: return nil
-        }
-    }
-
-    public var description: String {
-        switch self {
-        case .system: return "system"
-        case .session: return "session"
-        case .address(let address): return address
-        }
-    }
-}
-
 /// A private connection to a message bus, driven by an `EventLoop`.
 /// Everything happens on the loop's thread: handlers run there, in the order messages arrive.
 public final class Connection {
@@ -428,59 +399,6 @@ public final class Connection {
             timeouts.removeValue(forKey: timeout)
         }
     }
-}
-
-/// A match rule and its handler on one connection.
-public final class Subscription {
-    private weak var connection: Connection?
-    public let rule: MatchRule
-    let matcher: MessageMatcher
-    private let owner: NameOwnerWatch?
-    private let onRejected: ((Message) -> Void)?
-    private let handler: (Message) -> Void
-    public private(set) var isActive = true
-
-    init(connection: Connection, rule: MatchRule, owner: NameOwnerWatch?, onRejected: ((Message) -> Void)?,
-         handler: @escaping (Message) -> Void) {
-        self.connection = connection
-        self.rule = rule
-        matcher = MessageMatcher(rule)
-        self.owner = owner
-        self.onRejected = onRejected
-        self.handler = handler
-    }
-
-    func deliver(_ message: Message) {
-        if let owner, !owner.isOwner(message.sender) {
-            onRejected?(message)
-            return
-        }
-        handler(message)
-    }
-
-    /// Removes the rule from the bus and stops delivery; safe to call twice.
-    public func cancel() {
-        guard isActive else { return }
-        isActive = false
-        connection?.unsubscribe(self)
-    }
-}
-
-/// A method call awaiting its reply.
-public final class PendingCall {
-    private let raw: OpaquePointer
-    /// The call's serial: a late reply names it as its `replySerial`.
-    public let serial: UInt32
-
-    init(adopting raw: OpaquePointer, serial: UInt32) {
-        self.raw = raw
-        self.serial = serial
-    }
-
-    /// Drops the call: its reply handler will not run.
-    public func cancel() { dbus_pending_call_cancel(raw) }
-
-    deinit { dbus_pending_call_unref(raw) }
 }
 
 private final class ReplyBox {

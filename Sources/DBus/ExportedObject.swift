@@ -1,104 +1,6 @@
 import CDBus
 import Glibc
 
-/// One interface of an exported object: its methods, properties and (for introspection) signals.
-public final class ExportedInterface {
-    /// Returns the reply's arguments, or throws; a thrown `DBusError.remote` becomes that error reply.
-    public typealias MethodHandler = (Message) throws -> [DBusValue]
-
-    public enum Access: String, Sendable { case read, write, readwrite }
-
-    struct Method {
-        let name: String
-        let inSignature: String
-        let outSignature: String
-        let documentation: Documentation
-        let handler: MethodHandler
-    }
-
-    struct Property {
-        let name: String
-        let signature: String
-        let access: Access
-        let documentation: String?
-        let get: (ExportedObject) -> DBusValue
-        let set: ((DBusValue) throws -> Void)?
-    }
-
-    struct Signal {
-        let name: String
-        let signature: String
-        let documentation: Documentation
-    }
-
-    /// What introspection says about a member beyond its types: its arguments' names (in, then
-    /// out) and a doc string (`org.gtk.GDBus.DocString`, which gdbus-codegen and d-feet show).
-    public struct Documentation: Sendable {
-        public var arguments: [String]
-        public var text: String?
-
-        public init(arguments: [String] = [], _ text: String? = nil) {
-            self.arguments = arguments
-            self.text = text
-        }
-    }
-
-    public let name: String
-    /// The interface's doc string in its introspection.
-    public var documentation: String?
-    private(set) var methods: [Method] = []
-    private(set) var properties: [Property] = []
-    private(set) var signals: [Signal] = []
-
-    public init(_ name: String, documentation: String? = nil) throws {
-        try DBusName.check(interface: name)
-        self.name = name
-        self.documentation = documentation
-    }
-
-    public func addMethod(_ name: String, in inSignature: String = "", out outSignature: String = "",
-                          documentation: Documentation = Documentation(), _ handler: @escaping MethodHandler) throws {
-        try DBusName.check(member: name)
-        _ = try Signature(inSignature)
-        _ = try Signature(outSignature)
-        methods.append(Method(name: name, inSignature: inSignature, outSignature: outSignature,
-                              documentation: documentation, handler: handler))
-    }
-
-    public func addProperty(_ name: String, signature: String, documentation: String? = nil,
-                            get: @escaping () -> DBusValue, set: ((DBusValue) throws -> Void)? = nil) throws {
-        try addProperty(name, signature: signature, documentation: documentation, ofObject: { _ in get() }, set: set)
-    }
-
-    /// A read-only property whose value depends on the object it is read on: one interface shared
-    /// by many objects (one per call, say), each object's `context` telling them apart.
-    public func addProperty(_ name: String, signature: String, documentation: String? = nil,
-                            ofObject get: @escaping (ExportedObject) -> DBusValue,
-                            set: ((DBusValue) throws -> Void)? = nil) throws {
-        try DBusName.check(member: name)
-        _ = try Signature(signature)
-        properties.append(Property(name: name, signature: signature, access: set == nil ? .read : .readwrite,
-                                   documentation: documentation, get: get, set: set))
-    }
-
-    public func addSignal(_ name: String, signature: String = "", documentation: Documentation = Documentation())
-        throws {
-        try DBusName.check(member: name)
-        _ = try Signature(signature)
-        signals.append(Signal(name: name, signature: signature, documentation: documentation))
-    }
-
-    func method(_ member: String) -> Method? { methods.first { $0.name == member } }
-    func property(_ member: String) -> Property? { properties.first { $0.name == member } }
-
-    /// Current values of every readable property on `object`, as `a{sv}` entries.
-    public func propertyValues(of object: ExportedObject) -> [String: DBusValue] {
-        var out: [String: DBusValue] = [:]
-        for property in properties where property.access != .write { out[property.name] = property.get(object) }
-        return out
-    }
-}
-
 /// An object this connection answers for at one path.
 public final class ExportedObject {
     public let path: ObjectPath
@@ -118,25 +20,6 @@ public final class ExportedObject {
     }
 
     public func interface(_ name: String) -> ExportedInterface? { interfaces.first { $0.name == name } }
-}
-
-/// Objects below a path that are not exported one by one but made when asked for (sd-bus's
-/// fallback vtable with its node enumerator): for objects that come and go often, such as one per
-/// call, whose export would otherwise cost an object, its path and two dictionary entries each
-/// time whether or not anyone ever looks.
-public struct ObjectSubtree {
-    /// The path the objects are below, e.g. `/io/telwatch/Monitor1/Call`.
-    public let prefix: String
-    /// The object at a full path below `prefix`, made for this request; nil for none.
-    public let find: (String) -> ExportedObject?
-    /// The paths of every object there now.
-    public let paths: () -> [String]
-
-    public init(prefix: ObjectPath, find: @escaping (String) -> ExportedObject?, paths: @escaping () -> [String]) {
-        self.prefix = prefix.rawValue
-        self.find = find
-        self.paths = paths
-    }
 }
 
 extension Connection {
@@ -238,7 +121,19 @@ extension Connection {
                     throw DBusError.remote(name: "org.freedesktop.DBus.Error.InvalidArgs",
                                            message: "\(member) takes '\(method.inSignature)', got '\(call.signature)'")
                 }
-                let values = try method.handler(call)
+                let handler: ExportedInterface.MethodHandler
+                switch method.answer {
+                case .now(let now): handler = now
+                case .later(let later):
+                    let reply = MethodReply(call: call, connection: self, outSignature: method.outSignature)
+                    do { try later(call, reply) } catch {
+                        // Answered already: the caller has its answer, and this error is the handler's alone.
+                        guard reply.answer() else { return true }
+                        throw error
+                    }
+                    return true
+                }
+                let values = try handler(call)
                 let produced = values.map(\.signatureString).joined()
                 guard produced == method.outSignature else {
                     throw DBusError.remote(name: "org.freedesktop.DBus.Error.Failed",
@@ -273,7 +168,7 @@ extension Connection {
         return property
     }
 
-    private func reply(to call: Message, _ values: [DBusValue]) {
+    func reply(to call: Message, _ values: [DBusValue]) {
         guard !call.noReply else { return }
         let reply = call.makeReply()
         do {
@@ -284,7 +179,7 @@ extension Connection {
         }
     }
 
-    private func replyError(to call: Message, name: String, _ text: String) {
+    func replyError(to call: Message, name: String, _ text: String) {
         guard !call.noReply else { return }
         do { try send(call.makeErrorReply(name: name, message: text)) } catch let error as DBusError where error == .disconnected {
             // The caller went with the connection, whose loss `onDisconnect` reports.

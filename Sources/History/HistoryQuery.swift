@@ -35,7 +35,7 @@ public struct HistoryQuery: Equatable, Sendable {
         var conditions: [String] = []
         if missedOnly || unseenOnly { conditions.append("missed = 1") }
         // A file from before screening holds no screened call.
-        if screenedOnly { conditions.append(version >= 2 ? "screened IN ('reject', 'ignore', 'silence')" : "0") }
+        if screenedOnly { conditions.append(version >= 2 ? "screened IN ('reject', 'deflect', 'ignore', 'silence')" : "0") }
         if unseenOnly { conditions.append("seen = 0") }
         if since != nil { conditions.append("first_seen >= ?1") }
         // instr, not LIKE: a caller id's `%` and `_` are not wildcards.

@@ -15,11 +15,11 @@ struct MQTTRetainedState {
     private(set) var outcomes: [Outcome] = []
     /// An outcome, its call and the number's contact as its event's delivery looked it up.
     typealias Outcome = (outcome: MQTTCallOutcome, call: CallSnapshot, contact: String?)
-    /// Calls screening rejected or ignored: their end is no missed call.
+    /// Calls screening rejected, deflected or ignored: their end is no missed call.
     private var rejected: Set<String> = []
     /// Missed calls not seen yet, from the call history; nil without one.
     var missedUnseen: Int?
-    /// The calls screening rejected or ignored on one local day (`LocalDay.number`), for Home
+    /// The calls screening rejected, deflected or ignored on one local day (`LocalDay.number`), for Home
     /// Assistant's "calls blocked today"; a reject whose hang-up failed rang, and leaves it.
     private var blocked: (day: Int, calls: Set<String>) = (0, [])
     var blockedToday: Int { blocked.calls.count }
@@ -51,7 +51,7 @@ struct MQTTRetainedState {
             let day = LocalDay.number(of: time)
             if day != blocked.day { blocked = (day, []) }
             let before = blocked.calls.count
-            if screened.action == .reject || screened.action == .ignore {
+            if !screened.action.countsAsMissed {
                 if rejected.insert(screened.call.id).inserted { outcomes.append((.rejected, screened.call, delivery.contact(of: screened.call.number))) }
                 guard blocked.calls.count < MQTTRetainedState.blockedLimit else { return }
                 blocked.calls.insert(screened.call.id)
@@ -172,14 +172,14 @@ struct MQTTRetainedState {
         return object.lineBytes
     }
 
-    /// The calls that ring for the user: incoming or waiting, and not rejected or ignored by
+    /// The calls that ring for the user: incoming or waiting, and not rejected, deflected or ignored by
     /// screening (a silenced call still rings at the far end, and can still be rejected).
     var ringingCalls: [CallSnapshot] {
         calls.map(\.call).filter { $0.state == .incoming && !rejected.contains($0.id) }
     }
 
     /// `idle`, `ringing`, `dialing` or `connected`: the most urgent of the live calls' states.
-    /// A call that screening rejected or ignored is left out: it never rings for the user, so
+    /// A call that screening rejected, deflected or ignored is left out: it never rings for the user, so
     /// Home Assistant's "Ringing" (a TV paused on a ring) must not see it ring either.
     var summary: String {
         let states = Set(calls.filter { !rejected.contains($0.call.id) }.map(\.call.state))

@@ -167,7 +167,7 @@ public final class MQTTSink: EventSink, LoopHook {
         if state.memory != memory, let outbox {
             do { try outbox.remember(state.memory) } catch { outboxFailed(error) }
         }
-        if case .screened = event { followMidnight() }
+        if case .screened(_, let time) = event { followMidnight(after: time) }
         guard let outbox else { return }
         // The event stream's own objects (built once for every sink that writes them), plus `seq`.
         for var object in delivery.records {
@@ -177,8 +177,10 @@ public final class MQTTSink: EventSink, LoopHook {
         }
     }
 
-    /// The timer is armed while the count is not 0: a day with no blocked call needs no wakeup.
-    private func followMidnight() {
+    /// The timer is armed while the count is not 0: a day with no blocked call needs no wakeup. It
+    /// ends the day of the count, the day of the screened event at `time` (its delivery's): a block
+    /// of a day already over when it is delivered is cleared at once.
+    private func followMidnight(after time: Double) {
         guard state.blockedToday > 0 else {
             midnightTimer?.cancel()
             midnightTimer = nil
@@ -187,7 +189,7 @@ public final class MQTTSink: EventSink, LoopHook {
         guard midnightTimer == nil else { return }
         do {
             let timer = try loop.timer { [weak self] in self?.midnight() }
-            timer.schedule(after: max(0, LocalDay.nextMidnight(after: wallClockNow()) - wallClockNow()))
+            timer.schedule(after: max(0, LocalDay.nextMidnight(after: time) - wallClockNow()))
             midnightTimer = timer
         } catch {
             report("mqtt: no timer for local midnight (\(error)): calls blocked today counts on into tomorrow")
@@ -201,7 +203,7 @@ public final class MQTTSink: EventSink, LoopHook {
             loop.soon {}
         } else {
             // Woken early (the clock was set back): the day has not turned yet.
-            followMidnight()
+            followMidnight(after: wallClockNow())
         }
     }
 

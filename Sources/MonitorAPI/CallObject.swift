@@ -27,9 +27,20 @@ enum CallObject {
                        context: Context(call, schema, screening: screening))
     }
 
-    /// `io.telwatch.Call1`, made once: its properties read the object's `Context`.
-    static func makeInterface() throws -> ExportedInterface {
+    /// `io.telwatch.Call1`, made once: its properties read the object's `Context`, its methods
+    /// act on the call at the path they were called on (docs/dbus-api.md, "Acts on calls").
+    static func makeInterface(acts: APIActs) throws -> ExportedInterface {
         let interface = try ExportedInterface(MonitorNames.callInterface, documentation: documentation)
+        for method in methods {
+            try interface.addMethod(method.name, in: method.signature, documentation: method.doc,
+                                    answeredLater: { [unowned acts] message, reply in
+                let values = try message.values()
+                guard let act = method.act(values), let options = values.last else {
+                    throw DBusError.remote(name: MonitorNames.invalidArgsError, message: "\(method.name) takes '\(method.signature)'")
+                }
+                try acts.act(act, onObject: message.path, options: options, reply: reply)
+            })
+        }
         for property in properties {
             try interface.addProperty(property.name, signature: property.signature, documentation: property.doc,
                                       ofObject: { object in
@@ -55,9 +66,37 @@ enum CallObject {
         return changed
     }
 
+    /// One act of `Call1`: its arguments, then the options (`a{sv}`).
+    struct Method: Sendable {
+        let name: String
+        let signature: String
+        let doc: ExportedInterface.Documentation
+        /// The act its arguments ask for.
+        let act: @Sendable ([DBusValue]) -> CallAct?
+    }
+
+    static let methods: [Method] = [
+        Method(name: "Answer", signature: "a{sv}", doc: .init(arguments: ["options"], """
+            Answer the call (ringing or waiting). Errors: NotRinging, NoSuchCall, NotPermitted, \
+            StackRefused (the stack's words), StackTimedOut, StackGone (io.telwatch.Monitor1.Error.*).
+            """)) { _ in .answer },
+        Method(name: "Hangup", signature: "a{sv}", doc: .init(arguments: ["options"], """
+            End the call, or reject it while it rings. Errors as Answer, but for NotRinging.
+            """)) { _ in .hangUp },
+        Method(name: "Deflect", signature: "sa{sv}", doc: .init(arguments: ["number", "options"], """
+            Send the ringing call on to number (voicemail, another phone) unanswered. The number is \
+            dial characters only (RefusedNumber) and never an emergency number (EmergencyNumber). \
+            Other errors as Answer.
+            """)) { values in values.first?.string.map { .deflect(to: $0) } },
+        Method(name: "SendTones", signature: "sa{sv}", doc: .init(arguments: ["digits", "options"], """
+            Send DTMF tones on the call, in order: 0-9, *, #, A-D, at most 64 (RefusedNumber). \
+            Other errors as Hangup.
+            """)) { values in values.first?.string.map { .sendTones($0) } },
+    ]
+
     static let screeningProperty = "Screening"
     static let screeningDoc = """
-        What call screening does to the call: reject, silence, ignore or allow, as its screened \
+        What call screening does to the call: reject, deflect, silence, ignore or allow, as its screened \
         event's action; "" while no rule (and no Silence) has spoken of it.
         """
 
@@ -70,7 +109,10 @@ enum CallObject {
 
     static let documentation = """
         One live call, from its first sight to its disconnected event. Every property is the \
-        JSON line's field of the same meaning; moments are microseconds since the epoch.
+        JSON line's field of the same meaning; moments are microseconds since the epoch. The \
+        methods act on the call for callers polkit allows (io.telwatch.answer-hangup for Answer \
+        and Hangup, io.telwatch.dial for Deflect and SendTones), each reply once the stack has \
+        answered; their options: requester, "api" (the default) or "cli".
         """
 
     static let properties: [Property] = [

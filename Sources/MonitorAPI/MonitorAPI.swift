@@ -33,6 +33,8 @@ public final class MonitorAPI: EventSink {
 
     private let manager: ObjectManager
     private let subscribers: ClientTracker
+    /// Acts on calls, for callers polkit allows.
+    let acts: APIActs
     /// `io.telwatch.Call1`, shared by every call's object.
     private let callInterface: ExportedInterface
     /// While someone is subscribed, the live calls as last announced, by id (to tell what changed);
@@ -65,7 +67,9 @@ public final class MonitorAPI: EventSink {
         self.schema = schema
         self.session = session
         subscribers = ClientTracker(connection: connection)
-        callInterface = try CallObject.makeInterface()
+        let acts = APIActs(session: session, connection: connection)
+        self.acts = acts
+        callInterface = try CallObject.makeInterface(acts: acts)
         let root = ExportedObject(path: MonitorNames.path, interfaces: [])
         var callObjects: () -> [ExportedObject] = { [] }
         manager = try ObjectManager(connection: connection, root: root, objects: { callObjects() })

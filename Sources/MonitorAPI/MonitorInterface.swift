@@ -6,8 +6,10 @@ import DBus
 enum MonitorInterface {
     static let documentation = """
         telwatch's view of the voice calls of ModemManager and oFono and of the background run it \
-        holds while any is live. Read-only. Signals go out only while at least one client is \
-        subscribed (Subscribe). One method acts: Silence stops a call's ring. Moments are microseconds since the epoch (t); a null of the JSON \
+        holds while any is live. Signals go out only while at least one client is \
+        subscribed (Subscribe). Silence stops a call's ring; Dial places a call, and each call's \
+        io.telwatch.Call1 answers, hangs up, deflects and sends tones, for callers polkit allows \
+        (io.telwatch.answer-hangup, io.telwatch.dial), each reply once the stack has answered. Moments are microseconds since the epoch (t); a null of the JSON \
         line is an empty array of its type. See docs/dbus-api.md.
         """
 
@@ -30,12 +32,27 @@ enum MonitorInterface {
             Stop the ring of a live incoming call (its call_id, or its Id property): no ring, no \
             vibration; if nobody answers, a quiet missed call. Says so with a screened event \
             (action silence, rule user). Errors: io.telwatch.Monitor1.Error.NoSuchCall, \
-            io.telwatch.Monitor1.Error.NotRinging (outgoing, or answered). A call that makes no \
-            sound already is left as it is.
-            """)) { [unowned api] call in
-            try api.silence(callID: call.decode(String.self))
-            return []
-        }
+            io.telwatch.Monitor1.Error.NotRinging (outgoing, or answered), \
+            io.telwatch.Monitor1.Error.NotPermitted (polkit's io.telwatch.answer-hangup). A call \
+            that makes no sound already is left as it is.
+            """), answeredLater: { [unowned api] call, reply in
+            let callID = try call.decode(String.self)
+            api.acts.silence(callID, reply: reply) { [weak api] in try api?.silence(callID: $0) }
+        })
+        try interface.addMethod("Dial", in: "ssa{sv}", out: "o", documentation: .init(arguments: ["number", "modem", "options", "call"], """
+            Place a call to number on modem (its object path at its stack; "" for the only voice \
+            modem), once the stack has started it: call is its io.telwatch.Call1 object ("/" if it \
+            ended before telwatch saw it). The number is dial characters only and never an \
+            emergency number. Errors (io.telwatch.Monitor1.Error.*): RefusedNumber, \
+            EmergencyNumber, NoSuchModem, ModemAmbiguous, NotPermitted, StackRefused (the stack's \
+            words), StackTimedOut, StackGone. options: requester, "api" or "cli".
+            """), answeredLater: { [unowned api] call, reply in
+            let values = try call.values()
+            guard values.count == 3, let number = values[0].string, let modem = values[1].string else {
+                throw DBusError.remote(name: MonitorNames.invalidArgsError, message: "Dial takes 'ssa{sv}'")
+            }
+            try api.acts.dial(number, modem: modem, options: values[2], reply: reply)
+        })
         try interface.addSignal("Event", signature: "sa{sv}", documentation: .init(arguments: ["event", "fields"], """
             One event of telwatch's stream, exactly as its JSON line: event is its name (incoming, \
             connected, run-started…), fields every key of the line, in order, typed: s text, b \

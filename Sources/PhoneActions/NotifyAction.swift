@@ -41,7 +41,7 @@ final class NotifyAction {
             // The dialer notifies every missed call itself (docs/phones.md): one is enough.
             guard !standsAside() else { return }
             switch screening(call.id) {
-            case .reject?, .ignore?: break
+            case .reject?, .deflect?, .ignore?: break
             case .silence?: notify(call, name: contact ?? call.name, quiet: true)
             case .allow?, nil: notify(call, name: contact ?? call.name, quiet: false)
             }

@@ -5,8 +5,10 @@ import Loop
 /// Applies the rules to the calls as they come, before the pipeline sees them (so that no sink
 /// starts a ring for a call the rules hold back): once per incoming call, when its number is first
 /// known. It remembers who called and whom this phone called (the exceptions), and when an
-/// emergency number was dialled. It hangs up through `hangUp` (the backends' non-blocking
-/// method calls) and never waits for the answer.
+/// emergency number was dialled. It hangs up through `hangUp` and deflects through `deflect` (the
+/// backends' non-blocking method calls) and never waits for the answer; a deflection the stack
+/// refuses falls back to a hang-up. A `run NAME` rule's command is not its to run: the decision
+/// carries it, and the hooks' sink runs it.
 public final class CallScreener {
     /// nil: screening is off (no rules, or a rules file that could not be read: fail open).
     public var rules: ScreeningRules?
@@ -25,26 +27,38 @@ public final class CallScreener {
     }
     private let contacts: ContactDirectory?
     private let hangUp: (CallKey, @escaping (String?) -> Void) -> Void
+    private let deflect: (CallKey, String, @escaping (CallActFailure?) -> Void) -> Void
+    /// Runs work after the events of this turn are delivered: a refusal the monitor gives at once
+    /// (a number the SIM lists as an emergency one) must follow the decision it refuses.
+    private let later: (@escaping () -> Void) -> Void
     private let localTime: (Double) -> LocalTime
     /// Decisions of the calls live now, by call id.
     private var decided: [String: ScreenedCall] = [:]
     /// Calls seen, for the exceptions (`except repeat`, `except called`): one lookup per ring.
     private var recent = RecentCalls(limit: CallScreener.recentLimit)
     private var lastEmergency: Double?
-    /// A hang-up failed: the call's new decision, to be sent into the pipeline.
+    /// A hang-up or a deflection failed: the call's new decision, to be sent into the pipeline.
     private let onHangupFailed: (ScreenedCall) -> Void
+    /// A deflection failed after its call had ended (`failureText` says so): nothing more to send.
+    public var onDeflectionLost: (ScreenedCall) -> Void = { _ in }
     static let recentLimit = 4096
     /// The most calls of the history `seed` takes.
     public static let seedLimit = recentLimit / 2
 
     /// `hangUp(key, done)`: `done(nil)` once the stack hung up, `done(why)` if it did not;
-    /// `onHangupFailed`: the new decision of a call whose hang-up failed (it rings).
+    /// `deflect(key, number, done)`: `done(nil)` once the stack sent the call on, else why not
+    /// (`CallMonitor.act`); `onHangupFailed`: the new decision of a call whose hang-up failed (it
+    /// rings) or whose deflection failed (it is rejected instead).
     public init(contacts: ContactDirectory?, localTime: @escaping (Double) -> LocalTime,
                 onHangupFailed: @escaping (ScreenedCall) -> Void = { _ in },
+                deflect: @escaping (CallKey, String, @escaping (CallActFailure?) -> Void) -> Void = { $2(.stackGone) },
+                later: @escaping (@escaping () -> Void) -> Void = { $0() },
                 hangUp: @escaping (CallKey, @escaping (String?) -> Void) -> Void) {
+        self.later = later
         self.contacts = contacts
         self.localTime = localTime
         self.onHangupFailed = onHangupFailed
+        self.deflect = deflect
         self.hangUp = hangUp
     }
 
@@ -115,7 +129,7 @@ public final class CallScreener {
         return made
     }
 
-    /// `events` as the pipeline is to see them: a call the rules rejected or ignored (and that
+    /// `events` as the pipeline is to see them: a call the rules rejected, deflected or ignored (and that
     /// stayed so: a reject whose hang-up failed rang) is no missed call, so its end carries no
     /// `missed` and no `missed` event follows it (docs/screening.md). A silenced call is missed.
     public func unmissed(_ events: [TrackerEvent]) -> [TrackerEvent] {
@@ -164,24 +178,100 @@ public final class CallScreener {
               !screenedIDs.contains(call.id) else { return nil }
         screenedIDs.insert(call.id)
         if screenedIDs.count > CallScreener.recentLimit { screenedIDs = [call.id] }
+        if let refused = refusedDeflection(of: call) {
+            decided[call.id] = refused
+            requestHangUp(call)
+            return refused
+        }
         var facts = ScreeningFacts(isContact: contacts?.name(for: call.number) != nil, lastEmergency: lastEmergency)
         (facts.lastIncoming, facts.lastOutgoing) = recent.latest(call.number, before: call.firstSeen)
         guard let decision = rules.decide(number: withheld ? "withheld" : call.number, facts: facts, now: now,
                                           local: localTime(now)) else {
             return nil
         }
-        let screened = ScreenedCall(call: call, decision: decision, hangup: decision.action == .reject ? .requested : nil)
+        let screened = ScreenedCall(call: call, decision: decision, hangup: decision.action == .reject ? .requested : nil,
+                                    deflection: decision.action == .deflect ? .requested : nil)
         decided[call.id] = screened
-        if decision.action == .reject {
-            let id = call.id
-            hangUp(call.key) { [weak self] why in
-                guard let self, let why, var failed = self.decided[id] else { return }
+        switch decision.action {
+        case .reject: requestHangUp(call)
+        case .deflect:
+            deflect(call.key, decision.deflectTo ?? "") { [weak self] failure in
+                guard let self, let failure else { return }
+                self.later { [weak self] in self?.deflectionFailed(call, decision, failure) }
+            }
+        case .silence, .ignore, .allow: break
+        }
+        return screened
+    }
+
+    /// The stack refused a deflection (a modem without call deflection, a number the SIM lists as
+    /// an emergency one): the call is rejected instead, so that it still does not ring.
+    private func deflectionFailed(_ call: CallSnapshot, _ decision: ScreeningDecision, _ failure: CallActFailure) {
+        var failed = decided[call.id] ?? ScreenedCall(call: call, decision: decision)
+        failed.deflection = .failed(CallScreener.words(failure))
+        failed.hangup = .requested
+        guard decided[call.id] != nil else {
+            // ModemManager ends its call object when the modem refuses the deflection, while the
+            // modem's call rings on: the modem's next RING is a new call object, rejected as it
+            // comes (docs/screening.md, "Deflect").
+            if refusedDeflections.count < CallScreener.listingLimit {
+                refusedDeflections[CallScreener.caller(call)] = (failed, call.firstSeen + CallScreener.refusedDeflectionWindow)
+            }
+            failed.hangup = nil
+            return onDeflectionLost(failed)
+        }
+        decided[call.id] = failed
+        onHangupFailed(failed)
+        requestHangUp(failed.call)
+    }
+
+    /// How long after a refused deflection's call was first seen a new call object of the same
+    /// caller on the same modem is that call still ringing (a network repeats its RING every few
+    /// seconds, and a caller gives up within a minute).
+    static let refusedDeflectionWindow: Double = 60
+    /// Callers whose deflection the stack refused after it had ended their call object, by
+    /// `caller(_:)`: the decision to repeat, as a reject, and until when.
+    private var refusedDeflections: [String: (screened: ScreenedCall, until: Double)] = [:]
+
+    private static func caller(_ call: CallSnapshot) -> String {
+        call.key.backend.rawValue + " " + call.modem.eventValue + " " + call.number
+    }
+
+    /// The call is a refused deflection's caller still ringing: rejected, said as the refusal's.
+    private func refusedDeflection(of call: CallSnapshot) -> ScreenedCall? {
+        guard !refusedDeflections.isEmpty else { return nil }
+        let key = CallScreener.caller(call)
+        guard let refused = refusedDeflections.removeValue(forKey: key), call.firstSeen <= refused.until else { return nil }
+        var screened = refused.screened
+        screened.call = call
+        screened.hangup = .requested
+        return screened
+    }
+
+    private func requestHangUp(_ call: CallSnapshot) {
+        let id = call.id
+        hangUp(call.key) { [weak self] why in
+            guard let self, let why else { return }
+            self.later { [weak self] in
+                guard let self, var failed = self.decided[id] else { return }
                 failed.hangup = .failed(why)
                 self.decided[id] = failed
                 self.onHangupFailed(failed)
             }
         }
-        return screened
+    }
+
+    /// A refused act as a line says it: the stack's own words where it gave some.
+    static func words(_ failure: CallActFailure) -> String {
+        switch failure {
+        case .stackRefused(let name, let message): return message.isEmpty ? name : "\(name): \(message)"
+        case .stackTimedOut: return "the stack did not answer in time"
+        case .stackGone: return "the stack is gone"
+        case .emergencyNumber: return "the number is an emergency number the stack lists"
+        case .refusedNumber(let why): return "the number is refused: \(why)"
+        case .notRinging(let state): return "the call is no longer ringing (\(state.rawValue))"
+        default: return "\(failure)"
+        }
     }
 
     /// The user silences a live call (D-Bus `Silence`, MQTT `silence`; `call` is nil when no live

@@ -134,7 +134,8 @@ public struct EventSchema {
         return true
     }
 
-    /// `screened`: the call, the rule that decided, what it did, and the hang-up (for a reject).
+    /// `screened`: the call, the rule that decided, what it did, the hang-up (for a reject) or the
+    /// deflection, and a `run` rule's command.
     public func write<W: EventFieldWriter>(_ screened: ScreenedCall, time: Double, liveCalls: Int,
                                           into writer: inout W) {
         writer.add("event", CallHookEvent.screened.rawValue)
@@ -147,7 +148,10 @@ public struct EventSchema {
         writer.add("rule", screened.decision.rule.rawValue)
         writer.add("source", screened.decision.source)
         writer.add("hangup", screened.hangup?.word)
-        if case .failed(let why)? = screened.hangup { writer.add("message", why) } else { writer.add("message", nil as String?) }
+        writer.add("deflect", screened.deflection?.word)
+        writer.add("deflect_to", screened.decision.deflectTo.map(number))
+        writer.add("command", screened.decision.command?.name)
+        writer.add("message", screened.failure)
         writer.add("live_calls", liveCalls)
     }
 

@@ -1,8 +1,8 @@
-/// How a screened call's hang-up went.
+/// How a screened call's hang-up (or deflection) went.
 public enum HangupOutcome: Equatable, Sendable {
-    /// `Hangup` was sent to the stack.
+    /// `Hangup` (or `Deflect`) was sent to the stack.
     case requested
-    /// The stack (or polkit) refused it: the call rings after all.
+    /// The stack (or polkit) refused it: a rejected call rings after all, a deflected one is rejected.
     case failed(String)
 
     /// Why the hang-up failed, or nil.

@@ -5,7 +5,7 @@ public struct QuietHours: Sendable, Equatable {
     public var end: Int
     /// Weekdays the window starts on: 0 Sunday … 6 Saturday.
     public var days: Set<Int>
-    public var action: ScreeningAction
+    public var action: ScreeningRuleAction
     public var source: String
 
     /// Whether `time` falls in the window (a window past midnight belongs to the day it began).

@@ -5,36 +5,6 @@ import Glibc
 import Loop
 import Processes
 
-/// Which calls a call-scoped command lives with (`while.SCOPE = CMD ARGS…`): the calls in one
-/// finer state, or every live call.
-public enum CallScope: String, CaseIterable, Sendable {
-    case ringing, waiting, dialing, alerting, active, held
-    /// Any live call, whatever its state.
-    case live
-
-    /// The one finer state of the scope; nil for `live`.
-    var detail: CallDetail? { CallDetail(rawValue: rawValue) }
-
-    func includes(_ detail: CallDetail?) -> Bool {
-        guard let detail else { return false }
-        return self == .live || self.detail == detail
-    }
-}
-
-/// One configured call-scoped command: an argv (never a shell string) and the scope it lives with.
-public struct ScopedCommand: Hashable, Sendable {
-    public var scope: CallScope
-    public var arguments: [String]
-
-    public init(scope: CallScope, arguments: [String]) {
-        self.scope = scope
-        self.arguments = arguments
-    }
-
-    /// `while.ringing` with its program, as said in a line about it.
-    var label: String { "while.\(scope.rawValue) (\(arguments.first ?? ""))" }
-}
-
 public struct ScopedCommandSettings {
     /// In the order given; the same scope and argv twice is one command.
     public var commands: [ScopedCommand]

@@ -37,9 +37,9 @@ extension ScreeningRules {
             if let source = allowed.source(of: number) { return ScreeningDecision(action: .allow, rule: .allow, source: source) }
             if exceptContacts && facts.isContact { return ScreeningDecision(action: .allow, rule: .contact) }
             // The strongest action first, should a number be in several block lists.
-            for action in [ScreeningAction.reject, .ignore, .silence] {
+            for action in blockOrder {
                 if let source = blocked[action]?.source(of: number) {
-                    return ScreeningDecision(action: action, rule: .block, source: source)
+                    return ScreeningDecision(action, rule: .block, source: source)
                 }
             }
             if let window = repeatWindow, let last = facts.lastIncoming, now - last <= window, now >= last {
@@ -50,13 +50,13 @@ extension ScreeningRules {
             }
         }
         if isWithheld, let withheld {
-            return ScreeningDecision(action: withheld.action, rule: .withheld, source: withheld.source)
+            return ScreeningDecision(withheld.action, rule: .withheld, source: withheld.source)
         }
         if !isWithheld, !facts.isContact, let unknown {
-            return ScreeningDecision(action: unknown.action, rule: .unknown, source: unknown.source)
+            return ScreeningDecision(unknown.action, rule: .unknown, source: unknown.source)
         }
         if let window = quiet.first(where: { $0.contains(local) }) {
-            return ScreeningDecision(action: window.action, rule: .quiet, source: window.source)
+            return ScreeningDecision(window.action, rule: .quiet, source: window.source)
         }
         return nil
     }

@@ -1,6 +1,8 @@
 public enum ScreeningAction: String, Sendable, CaseIterable {
     /// Hung up at the stack; it never rings.
     case reject
+    /// Sent on unanswered (voicemail, another phone) at the stack; it never rings here.
+    case deflect
     /// It does not ring; a missed-call notification is quiet.
     case silence
     /// It does not ring and nothing is notified: only the event stream and the history know.
@@ -10,7 +12,7 @@ public enum ScreeningAction: String, Sendable, CaseIterable {
 
     /// Whether the phone rings for a call so screened.
     public var rings: Bool { self == .allow }
-    /// Whether an unanswered call so screened is a missed call: a rejected or ignored one is not
-    /// (docs/screening.md); a silenced one is, quietly.
+    /// Whether an unanswered call so screened is a missed call: a rejected, deflected or ignored
+    /// one is not (docs/screening.md); a silenced one is, quietly.
     public var countsAsMissed: Bool { self == .allow || self == .silence }
 }

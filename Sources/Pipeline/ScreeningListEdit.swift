@@ -70,7 +70,8 @@ public enum ScreeningListEdit {
     /// `block` or `allow` rule, its list, its action and where each of its numbers is.
     private struct RuleLine {
         var list: ScreeningList?
-        var action = ScreeningAction.reject
+        /// nil for `run NAME` (a reject that runs a command).
+        var action: ScreeningAction? = .reject
         var numbers: [Range<Int>] = []
 
         init(_ bytes: [UInt8], _ range: Range<Int>) {
@@ -92,11 +93,18 @@ public enum ScreeningListEdit {
                   let list = ScreeningList(rawValue: String(decoding: bytes[first], as: UTF8.self)) else { return }
             self.list = list
             numbers = Array(words.dropFirst())
-            if list == .block, let word = numbers.first,
-               let given = ScreeningAction(rawValue: String(decoding: bytes[word], as: UTF8.self)) {
+            guard list == .block, let word = numbers.first else { return }
+            let text = String(decoding: bytes[word], as: UTF8.self)
+            if text == "run" {
+                // `run NAME` rejects and runs a command: no plain reject, as the block command writes.
+                action = nil
+            } else if let given = ScreeningAction(rawValue: text) {
                 action = given
-                numbers.removeFirst()
+            } else {
+                return
             }
+            // `deflect NUMBER` and `run NAME` take a word of their own, which is no blocked number.
+            numbers.removeFirst(text == "run" || action == .deflect ? min(2, numbers.count) : 1)
         }
     }
 

@@ -4,18 +4,35 @@ import Contacts
 /// The screening rules of one rules file and the list files it names (docs/screening.md).
 public struct ScreeningRules: Sendable {
     public var allowed = NumberList()
-    public var blocked: [ScreeningAction: NumberList] = [:]
-    /// Where each block action was first given, for the rule's source when a list has several.
-    public var withheld: (action: ScreeningAction, source: String)?
-    public var unknown: (action: ScreeningAction, source: String)?
+    public var blocked: [ScreeningRuleAction: NumberList] = [:]
+    /// The block actions, strongest first (`ScreeningRuleAction.strength`): a number in several
+    /// lists takes the first that lists it.
+    public var blockOrder: [ScreeningRuleAction] = []
+    public var withheld: (action: ScreeningRuleAction, source: String)?
+    public var unknown: (action: ScreeningRuleAction, source: String)?
     public var quiet: [QuietHours] = []
     public var exceptContacts = false
     /// Seconds: a number that called within this long before rings through.
     public var repeatWindow: Double?
     /// Seconds: a number called from this phone within this long rings through.
     public var calledWindow: Double?
+    /// `voicemail NUMBER`: where `deflect voicemail` sends a call (checked as a deflect number).
+    public var voicemail: String?
+    /// `command NAME PROGRAM ARGUMENTS…`: the commands `run NAME` rules run, by name.
+    public var commands: [String: ScreeningCommand] = [:]
 
     public init() {}
+
+    /// Files a number under a block action, keeping `blockOrder`.
+    mutating func block(_ action: ScreeningRuleAction, _ add: (inout NumberList) throws(ScreeningFileError) -> Void)
+        throws(ScreeningFileError) {
+        if blocked[action] == nil {
+            blocked[action] = NumberList()
+            let place = blockOrder.firstIndex { $0.strength > action.strength } ?? blockOrder.count
+            blockOrder.insert(action, at: place)
+        }
+        try add(&blocked[action]!)
+    }
 
     /// Numbers in all the lists.
     public var numberCount: Int { allowed.count + blocked.values.reduce(0) { $0 + $1.count } }
@@ -46,25 +63,30 @@ extension ScreeningRules {
             let keyword = words.removeFirst()
             switch keyword {
             case "block", "allow":
-                var action = ScreeningAction.reject
-                if keyword == "block", let first = words.first, let given = ScreeningAction(rawValue: first) {
-                    guard given != .allow else { throw fail("a block rule's action is reject, silence or ignore") }
+                var action = ScreeningRuleAction.reject
+                var at = 0
+                if keyword == "block", let given = try ruleAction(words, at: &at, rules: rules, fail: fail) {
+                    guard given.action != .allow else {
+                        throw fail("a block rule's action is reject, silence, ignore, deflect NUMBER or run NAME")
+                    }
                     action = given
-                    words.removeFirst()
+                    words.removeFirst(at)
                 }
                 guard !words.isEmpty else { throw fail("\(keyword) needs at least one number or prefix (+1900*)") }
                 for word in words {
                     let entry = Array(word.utf8)
                     if let refusal = refusal(ofEntry: entry) { throw fail("\(quoted(word)) is \(refusal)") }
                     if keyword == "allow" { rules.allowed.add(entry, source: source) } else {
-                        rules.blocked[action, default: NumberList()].add(entry, source: source)
+                        try rules.block(action) { list throws(ScreeningFileError) in list.add(entry, source: source) }
                     }
                 }
             case "block-list", "allow-list":
-                var action = ScreeningAction.reject
-                if keyword == "block-list", words.count == 2, let given = ScreeningAction(rawValue: words[0]), given != .allow {
+                var action = ScreeningRuleAction.reject
+                var at = 0
+                if keyword == "block-list", words.count >= 2,
+                   let given = try ruleAction(words, at: &at, rules: rules, fail: fail), given.action != .allow {
                     action = given
-                    words.removeFirst()
+                    words.removeFirst(at)
                 }
                 guard words.count == 1 else { throw fail("\(keyword) takes one file (block-list [ACTION] FILE)") }
                 let listPath = resolve(words[0], from: path)
@@ -75,15 +97,34 @@ extension ScreeningRules {
                 if keyword == "allow-list" {
                     try readList(listBytes, path: listPath, into: &rules.allowed)
                 } else {
-                    try readList(listBytes, path: listPath, into: &rules.blocked[action, default: NumberList()])
+                    try rules.block(action) { list throws(ScreeningFileError) in
+                        try readList(listBytes, path: listPath, into: &list)
+                    }
                 }
             case "withheld", "unknown":
-                guard words.count == 1, let action = ScreeningAction(rawValue: words[0]) else {
-                    throw fail("\(keyword) takes one action: reject, silence, ignore or allow")
+                var at = 0
+                guard let action = try ruleAction(words, at: &at, rules: rules, fail: fail), at == words.count else {
+                    throw fail("\(keyword) takes one action: reject, silence, ignore, allow, deflect NUMBER or run NAME")
                 }
                 if keyword == "withheld" { rules.withheld = (action, source) } else { rules.unknown = (action, source) }
             case "quiet":
-                rules.quiet.append(try quietHours(words, source: source, fail: fail))
+                rules.quiet.append(try quietHours(words, source: source, rules: rules, fail: fail))
+            case "voicemail":
+                guard words.count == 1 else { throw fail("voicemail takes one number (voicemail +15559876543)") }
+                switch deflectNumber(words[0]) {
+                case .success(let number): rules.voicemail = number
+                case .failure(let refused): throw fail("voicemail: " + refused.reason)
+                }
+            case "command":
+                guard words.count >= 2 else {
+                    throw fail("command takes a name and a program with its arguments (command open-gate /usr/local/bin/open-gate)")
+                }
+                let name = words.removeFirst()
+                guard isCommandName(name) else {
+                    throw fail("\(quoted(name)) is no command name (letters, digits, - and _; at most 32)")
+                }
+                guard rules.commands[name] == nil else { throw fail("command \(quoted(name)) is named twice") }
+                rules.commands[name] = ScreeningCommand(name: name, arguments: words)
             case "except":
                 switch words.first {
                 case "contacts" where words.count == 1: rules.exceptContacts = true
@@ -102,7 +143,7 @@ extension ScreeningRules {
                 }
             default:
                 throw fail("unknown rule \(quoted(keyword)) (block, allow, block-list, allow-list, withheld, "
-                           + "unknown, quiet, except)")
+                           + "unknown, quiet, except, voicemail, command)")
             }
         }
         return rules
@@ -203,28 +244,30 @@ extension ScreeningRules {
     /// `except called`: a number called within hours, days or weeks (a year at most).
     static let calledGrammar = DurationGrammar(units: [.hours, .days, .weeks], floor: 3600, ceiling: 366 * 86_400)
 
-    private static func quoted(_ word: String) -> String {
+    static func quoted(_ word: String) -> String {
         "'" + String(word.unicodeScalars.prefix(40).map { $0.isASCII && $0.value >= 0x20 ? Character($0) : "?" }) + "'"
     }
 
     static let weekdays = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
 
     /// `quiet 22:00-07:00 [mon-fri|sat,sun|daily] [ACTION]`.
-    private static func quietHours(_ words: [String], source: String,
+    private static func quietHours(_ words: [String], source: String, rules: ScreeningRules,
                                    fail: (String) -> ScreeningFileError) throws(ScreeningFileError) -> QuietHours {
         let usage = "quiet takes HH:MM-HH:MM, then days (mon-fri, sat,sun, daily) and an action (default silence)"
-        guard (1...3).contains(words.count) else { throw fail(usage) }
+        guard (1...4).contains(words.count) else { throw fail(usage) }
         let ends = words[0].split(separator: "-")
         guard ends.count == 2, let start = minutes(ends[0]), let end = minutes(ends[1]), start != end else {
             throw fail(usage)
         }
         var days = Set(0..<7)
-        var action = ScreeningAction.silence
-        for word in words.dropFirst() {
-            if let given = ScreeningAction(rawValue: word) {
+        var action = ScreeningRuleAction.silence
+        var index = 1
+        while index < words.count {
+            if let given = try ruleAction(words, at: &index, rules: rules, fail: fail) {
                 action = given
-            } else if let given = weekdaySet(word) {
+            } else if let given = weekdaySet(words[index]) {
                 days = given
+                index += 1
             } else {
                 throw fail(usage)
             }

@@ -104,7 +104,14 @@ public final class HookRunner {
     /// environment. Returns how many hooks were queued.
     @discardableResult
     public func run(event: String, key: HookKey, variables: [(name: String, value: String)]) -> Int {
-        let commands = hooks(for: event)
+        run(hooks(for: event), event: event, key: key, variables: variables)
+    }
+
+    /// Queues `commands` (argvs its owner names, such as a screening rule's command, rather than
+    /// the event's configured hooks) as hooks of `event`: run, bounded and reported as they are.
+    @discardableResult
+    public func run(_ commands: [[String]], event: String, key: HookKey, variables: [(name: String, value: String)]) -> Int {
+        let commands = commands.filter { !$0.isEmpty }
         guard !commands.isEmpty else { return 0 }
         let environment = ChildEnvironment.make(
             base: settings.baseEnvironment, variables: [("TELWATCH_EVENT", event)] + variables)

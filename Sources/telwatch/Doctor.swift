@@ -26,7 +26,7 @@ struct Doctor {
         }
     }
 
-    private func note(_ text: String) { output.write("  " + text) }
+    func note(_ text: String) { output.write("  " + text) }
 
     mutating func run() -> Int32 {
         let connection: Connection
@@ -58,6 +58,7 @@ struct Doctor {
         checkHooks()
         checkContacts()
         checkScreening(connection, stacks: stacks)
+        checkActs(connection)
         checkStateDirectory()
         checkHistory()
         checkPhoneActions()

@@ -84,9 +84,10 @@ struct ScreeningHangUp {
 }
 
 extension ScreeningRules {
-    /// Whether any rule hangs calls up, so that the stack must allow it.
+    /// Whether any rule hangs calls up (or deflects them, which falls back to a hang-up), so that
+    /// the stack must allow it.
     var rejects: Bool {
-        !(blocked[.reject]?.isEmpty ?? true) || withheld?.action == .reject || unknown?.action == .reject
-            || quiet.contains { $0.action == .reject }
+        blocked.contains { $0.key.asksTheStack && !$0.value.isEmpty } || withheld?.action.asksTheStack == true
+            || unknown?.action.asksTheStack == true || quiet.contains { $0.action.asksTheStack }
     }
 }

@@ -39,8 +39,8 @@ enum Help {
     commands:
     \(table(TelwatchCommand.allCases.map { ($0.rawValue, $0.summary) }))
 
-    watch options:
-    \(OptionHelp.list(for: .watch))
+    \(OptionHelp.groupedList(for: .watch))
+
     DURATION: digits with an optional fraction, then ms, s, m, h, d or w (90s, 1.5h, 7d); a bare
     number is seconds; up to a year. Settings of the config file: telwatch.conf(5).
 

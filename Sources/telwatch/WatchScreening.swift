@@ -18,10 +18,13 @@ final class WatchScreening {
 
     init(path: String?, verbose: Bool, loop: EventLoop, contacts: ContactDirectory?,
          localTime: @escaping (Double) -> LocalTime, onHangupFailed: @escaping (ScreenedCall) -> Void,
+         deflect: @escaping (CallKey, String, @escaping (CallActFailure?) -> Void) -> Void,
          hangUp: @escaping (CallKey, @escaping (String?) -> Void) -> Void) {
         self.loop = loop
         self.verbose = verbose
-        screener = CallScreener(contacts: contacts, localTime: localTime, onHangupFailed: onHangupFailed, hangUp: hangUp)
+        screener = CallScreener(contacts: contacts, localTime: localTime, onHangupFailed: onHangupFailed,
+                                deflect: deflect, later: { [weak loop] work in loop?.soon(work) }, hangUp: hangUp)
+        screener.onDeflectionLost = { warn("screening: " + ($0.failureText ?? "a deflection failed")) }
         follow(path)
     }
 

@@ -84,9 +84,11 @@ final class WatchSession: SinkSession {
         screening = WatchScreening(path: options.screeningFile, verbose: options.verbosity == .verbose, loop: loop,
                                    contacts: contacts, localTime: WatchScreening.localTime,
                                    onHangupFailed: { [weak pipeline] failed in
-            warn("screening: the stack did not hang up call \(failed.call.id.prefix(8)) (\(failed.decision.ruleText)): "
-                 + "\(failed.hangup?.failure ?? "?"); it rings")
+            warn("screening: " + (failed.failureText ?? "the stack refused call \(failed.call.id.prefix(8))"))
             pipeline?.send(.screened(failed, time: wallClockNow()))
+        }, deflect: { key, number, done in
+            guard let monitor = stacks.monitor else { return done(.stackGone) }
+            monitor.act(.deflect(to: number), on: key) { done($0.failure) }
         }, hangUp: { key, done in
             guard let monitor = stacks.monitor else { return done("telwatch is not following the stacks") }
             monitor.hangUp(key, done: done)

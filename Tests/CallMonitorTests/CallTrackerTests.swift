@@ -362,6 +362,24 @@ final class CallTrackerTests: XCTestCase {
         XCTAssertEqual(describe(ev), ["id-1 connected->disconnected(modem-removed)", "idle id-1"])
     }
 
+    /// A call object announced on a modem that then goes is withdrawn with it (its run is let go),
+    /// and only that modem's: an announcement elsewhere, or on an unnamed modem, stays.
+    func testModemRemovedWithdrawsOnlyThatModemsAnnouncedCalls() {
+        var t = makeTracker()
+        let other = "/org/freedesktop/ModemManager1/Modem/1"
+        XCTAssertEqual(describe(t.apply(.callAnnounced(mmKey(1), modem: mmModem), at: 0)), ["id-1 announced \(mmKey(1).path)"])
+        _ = t.apply(.callAnnounced(mmKey(2), modem: other), at: 1)
+        _ = t.apply(.callAnnounced(mmKey(3), modem: ""), at: 1)
+        XCTAssertEqual(t.announcedCount, 3)
+
+        XCTAssertEqual(t.apply(.modemRemoved(.ofono, modem: other), at: 2), [], "same path, other backend")
+        XCTAssertEqual(describe(t.apply(.modemRemoved(.modemManager, modem: other), at: 3)),
+                       ["id-2 withdrawn \(mmKey(2).path)"])
+        XCTAssertEqual(t.announcedCount, 2)
+        _ = t.apply(.callAppeared(mmKey(1), modem: mmModem, mm(.ringingIn, .incoming), initial: false), at: 4)
+        XCTAssertEqual(t.announcedCount, 1, "a call known now is no longer announced")
+    }
+
     func testPathReusedForANewCallGetsANewID() {
         var t = makeTracker()
         let key = ofKey(1)

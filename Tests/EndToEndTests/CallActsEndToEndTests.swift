@@ -11,6 +11,9 @@ final class ModemManagerCallActsTests: EndToEndTestCase {
     func testStackRefusalComesInItsOwnWords() throws { try stackRefusalComesInItsOwnWords() }
     func testActWhoseStackDiesIsAnswered() throws { try actWhoseStackDiesIsAnswered() }
     func testAnswerRacingTheCallersHangUpIsAnswered() throws { try answerRacingTheCallersHangUpIsAnswered() }
+    func testAPIActsReachTheModemAndAreTold() throws { try apiActsReachTheModemAndAreTold() }
+    func testAPIRefusalsNeverReachTheModem() throws { try apiRefusalsNeverReachTheModem() }
+    func testAPIActRefusedByPolkitIsNotPermitted() throws { try apiActRefusedByPolkitIsNotPermitted() }
 
     /// Why every number is checked before ModemManager sees it: Debian's ModemManager (1.20,
     /// 1.24) writes a `;` in a number into its ATD as it is, and the modem runs what follows.
@@ -57,4 +60,5 @@ final class OfonoCallActsTests: EndToEndTestCase {
     func testStackRefusalComesInItsOwnWords() throws { try stackRefusalComesInItsOwnWords() }
     func testActWhoseStackDiesIsAnswered() throws { try actWhoseStackDiesIsAnswered() }
     func testAnswerRacingTheCallersHangUpIsAnswered() throws { try answerRacingTheCallersHangUpIsAnswered() }
+    func testAPIActsReachTheModemAndAreTold() throws { try apiActsReachTheModemAndAreTold() }
 }

@@ -19,6 +19,8 @@ final class ModemManagerEndToEndTests: EndToEndTestCase {
     func testScreeningByWhoCallsAndWhen() throws { try screeningByWhoCallsAndWhen() }
     func testScreeningRefusedHangUpRings() throws { try screeningRefusedHangUpRings() }
     func testScreeningStandsAsideAfterAnEmergencyCall() throws { try screeningStandsAsideAfterAnEmergencyCall() }
+    func testScreeningDeflectsACallAtTheStack() throws { try screeningDeflectsACallAtTheStack() }
+    func testScreeningRunsTheGateCommandAndRejects() throws { try screeningRunsTheGateCommandAndRejects() }
     func testBlockAndAllowFromTheCommandLineReachARunningTelwatch() throws {
         try blockAndAllowFromTheCommandLineReachARunningTelwatch()
     }

@@ -20,6 +20,8 @@ final class OfonoEndToEndTests: EndToEndTestCase {
     func testScreeningHangsUpABlockedCallerAtTheStack() throws { try screeningHangsUpABlockedCallerAtTheStack() }
     func testScreeningByWhoCallsAndWhen() throws { try screeningByWhoCallsAndWhen() }
     func testScreeningStandsAsideAfterAnEmergencyCall() throws { try screeningStandsAsideAfterAnEmergencyCall() }
+    func testScreeningDeflectsACallAtTheStack() throws { try screeningDeflectsACallAtTheStack() }
+    func testScreeningRunsTheGateCommandAndRejects() throws { try screeningRunsTheGateCommandAndRejects() }
     func testBlockAndAllowFromTheCommandLineReachARunningTelwatch() throws {
         try blockAndAllowFromTheCommandLineReachARunningTelwatch()
     }

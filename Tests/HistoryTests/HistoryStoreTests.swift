@@ -98,14 +98,17 @@ final class HistoryStoreTests: HistoryTestCase {
         rejected.screened = "reject"
         var allowed = row("allowed", number: "+19005550111", at: now - 10, missed: true)
         allowed.screened = "allow"
-        try store.write([rejected, allowed])
+        var deflected = row("deflected", number: "+18005550100", at: now - 20)
+        deflected.screened = "deflect"
+        try store.write([rejected, allowed, deflected])
         store.close()
         let all = try rows()
-        XCTAssertEqual(all.map(\.callID), ["new", "allowed", "old"])
-        XCTAssertEqual(all.map(\.screened), ["reject", "allow", nil])
+        XCTAssertEqual(all.map(\.callID), ["new", "allowed", "deflected", "old"])
+        XCTAssertEqual(all.map(\.screened), ["reject", "allow", "deflect", nil])
         XCTAssertEqual(all.last?.missed, true, "the old row is kept as it was")
         XCTAssertEqual(all.last?.unseen, false)
-        XCTAssertEqual(try rows(HistoryQuery(screenedOnly: true)).map(\.callID), ["new"], "held back: not allowed")
+        XCTAssertEqual(try rows(HistoryQuery(screenedOnly: true)).map(\.callID), ["new", "deflected"],
+                       "held back: not allowed")
         XCTAssertEqual(try integrityCheck(), "ok")
     }
 

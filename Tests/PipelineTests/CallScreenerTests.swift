@@ -7,10 +7,13 @@ import XCTest
 final class CallScreenerTests: XCTestCase {
     private var hangUps: [(CallKey, (String?) -> Void)] = []
     private var failed: [ScreenedCall] = []
+    private var deflections: [(CallKey, String, (CallActFailure?) -> Void)] = []
 
     private func screener(_ text: String) throws -> CallScreener {
         let screener = CallScreener(contacts: nil, localTime: { _ in LocalTime(weekday: 3, minute: 720) },
-                                    onHangupFailed: { [unowned self] in self.failed.append($0) }) { [unowned self] key, done in
+                                    onHangupFailed: { [unowned self] in self.failed.append($0) },
+                                    deflect: { [unowned self] in self.deflections.append(($0, $1, $2)) }) {
+            [unowned self] key, done in
             self.hangUps.append((key, done))
         }
         screener.rules = try ScreeningRules.parse(Array(text.utf8), path: "/r.conf") { _ in [] }
@@ -183,5 +186,78 @@ final class CallScreenerTests: XCTestCase {
         screening.rules = nil
         XCTAssertTrue(screening.screen([.transition(call("x", .incoming, "+19005550100"), previous: nil)], now: 1000).isEmpty)
         XCTAssertTrue(hangUps.isEmpty)
+    }
+
+    /// A deflection the stack refuses (a modem without call deflection): the call is rejected
+    /// instead, and said so; a refused hang-up after that rings. Neither is a missed call until
+    /// it rings.
+    func testARefusedDeflectionIsRejectedInstead() throws {
+        let screening = try screener("block deflect +15559876543 +1900*\n")
+        let blocked = call("d", .incoming, "+19005550100")
+        let decided = screening.screen([.transition(blocked, previous: nil)], now: 1000)
+        XCTAssertEqual(decided.map(\.action), [.deflect])
+        XCTAssertEqual(decided.first?.deflection, .requested)
+        XCTAssertNil(decided.first?.hangup)
+        XCTAssertEqual(deflections.map(\.1), ["+15559876543"])
+        XCTAssertEqual(deflections.first?.0, blocked.key)
+        XCTAssertTrue(hangUps.isEmpty, "deflected, not hung up")
+        XCTAssertEqual(missedFlags(screening.unmissed(unanswered(blocked))), ["d ended missed=false"])
+
+        deflections.first?.2(.stackRefused(name: "org.freedesktop.ModemManager1.Error.Core.Unsupported", message: "no CTFR"))
+        XCTAssertEqual(screening.action(for: "d"), .reject)
+        XCTAssertEqual(failed.map(\.action), [.reject])
+        XCTAssertEqual(failed.first?.decision.action, .deflect, "what the rule said is kept")
+        XCTAssertEqual(failed.first?.failure, "org.freedesktop.ModemManager1.Error.Core.Unsupported: no CTFR")
+        XCTAssertEqual(failed.first?.hangup, .requested)
+        XCTAssertEqual(failed.first?.failureText, "the stack did not deflect call d (block (/r.conf:1)) to +15559876543: "
+                       + "org.freedesktop.ModemManager1.Error.Core.Unsupported: no CTFR; it is rejected")
+        XCTAssertEqual(hangUps.map(\.0), [blocked.key], "rejected instead")
+        XCTAssertEqual(missedFlags(screening.unmissed(unanswered(blocked))), ["d ended missed=false"])
+
+        hangUps.first?.1("not authorized")
+        XCTAssertEqual(failed.map(\.action), [.reject, .allow])
+        XCTAssertEqual(missedFlags(screening.unmissed(unanswered(blocked))), ["d ended missed=true", "d missed"])
+    }
+
+    /// A `run NAME` rule's decision carries the command; the call is hung up as any reject.
+    func testARunRuleRejectsAndCarriesItsCommand() throws {
+        let screening = try screener("command gate /usr/local/bin/open-gate\nblock run gate +15550001\n")
+        let decided = screening.screen([.transition(call("g", .incoming, "+15550001"), previous: nil)], now: 1000)
+        XCTAssertEqual(decided.first?.action, .reject)
+        XCTAssertEqual(decided.first?.decision.command,
+                       ScreeningCommand(name: "gate", arguments: ["/usr/local/bin/open-gate"]))
+        XCTAssertEqual(hangUps.count, 1)
+        XCTAssertTrue(deflections.isEmpty)
+    }
+
+    /// ModemManager ends its call object when the modem refuses the deflection, and the modem's
+    /// next RING is a new object: that one, from the same caller on the same modem, is rejected.
+    func testARefusedDeflectionWhoseCallEndedRejectsTheCallersNextRing() throws {
+        let screening = try screener("block deflect +15559876543 +1900*\n")
+        var lost: [ScreenedCall] = []
+        screening.onDeflectionLost = { lost.append($0) }
+        let first = call("d1", .incoming, "+19005550100", at: 1000)
+        _ = screening.screen([.transition(first, previous: nil)], now: 1000)
+        let ends = unanswered(first)
+        screening.delivered(screening.unmissed(ends))
+        deflections.first?.2(.stackRefused(name: "org.freedesktop.ModemManager1.Error.MobileEquipment.NotSupported",
+                                           message: "Operation not supported"))
+        XCTAssertTrue(failed.isEmpty, "its call has ended: nothing more is said of it")
+        XCTAssertEqual(lost.first?.failureText, "the stack did not deflect call d1 (block (/r.conf:1)) to +15559876543: "
+                       + "org.freedesktop.ModemManager1.Error.MobileEquipment.NotSupported: Operation not supported; "
+                       + "it is rejected when it rings again")
+
+        let again = screening.screen([.transition(call("d2", .incoming, "+19005550100", at: 1003), previous: nil)],
+                                     now: 1003)
+        XCTAssertEqual(again.map(\.action), [.reject])
+        XCTAssertEqual(again.first?.decision.action, .deflect)
+        XCTAssertEqual(again.first?.deflection?.failure,
+                       "org.freedesktop.ModemManager1.Error.MobileEquipment.NotSupported: Operation not supported")
+        XCTAssertEqual(hangUps.map(\.0.path), ["/c/d2"])
+        XCTAssertEqual(deflections.count, 1, "not deflected again")
+
+        let later = screening.screen([.transition(call("d3", .incoming, "+19005550100", at: 1100), previous: nil)],
+                                     now: 1100)
+        XCTAssertEqual(later.map(\.action), [.deflect], "a new call: deflected as the rule says")
     }
 }

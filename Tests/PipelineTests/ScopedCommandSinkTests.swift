@@ -228,7 +228,7 @@ final class ScopedCommandSinkTests: XCTestCase {
 
     func testACommandAddedByAReloadToASinkWithNoneStartsForTheCallAlreadyRinging() throws {
         let command = try reporter()
-        let session = TrackerSession { [unowned self] in self.tracker.liveCalls }
+        let session = StubSession(liveCalls: { [unowned self] in self.tracker.liveCalls })
         makeSink([], session: session)
         defer { withExtendedLifetime(session) {} }
         ring(0, "+15550001")
@@ -295,25 +295,4 @@ final class ScopedCommandSinkTests: XCTestCase {
         XCTAssertEqual(connectedAt, wallClockNow(), accuracy: 10)
         XCTAssertEqual(environment["TELWATCH_DURATION"], "", "still live")
     }
-}
-
-/// The session a sink asks for the live calls: here the test's own tracker.
-private final class TrackerSession: SinkSession {
-    let calls: () -> [CallSnapshot]
-    init(_ calls: @escaping () -> [CallSnapshot]) { self.calls = calls }
-    var liveCalls: [CallSnapshot] { calls() }
-    func screening(of callID: String) -> ScreeningAction? { nil }
-    func silence(callID: String) -> SilenceOutcome { .noSuchCall }
-    func act(_ act: CallAct, on callID: String, by: ActRequester, done: @escaping (CallActReport) -> Void) {
-        done(CallActReport(.failure(.noSuchCall)))
-    }
-    func dial(_ number: String, modem: String?, by: ActRequester, done: @escaping (CallActReport) -> Void) {
-        done(CallActReport(.failure(.stackGone)))
-    }
-    func send(_ event: PipelineEvent) {}
-    func missedUnseen() -> Int? { nil }
-    var liveRun: (id: String, holders: Int)? { nil }
-    var runRecord: RunRecord? { nil }
-    var stateDirectory: String? { nil }
-    func runID(heldBy callID: String) -> String? { nil }
 }

@@ -126,4 +126,18 @@ final class ScreeningListEditTests: XCTestCase {
                        "a number of 1048576 bytes (at most 64)")
         XCTAssertNil(refusal(Array("+49 (171) 123-45.67".utf8)))
     }
+
+    /// `deflect NUMBER` and `run NAME` take a word that is no blocked number: `allow` leaves a
+    /// deflection's target alone, and `block` counts neither as the plain reject it writes.
+    func testADeflectTargetOrACommandNameIsNoBlockedNumber() {
+        let rules = "command gate /bin/true\nblock deflect +15559876543 +1900*\nblock run gate +15550001\n"
+        let allowed = put("+15559876543", on: .allow, in: rules)
+        XCTAssertEqual(allowed.text, rules + "allow +15559876543\n")
+        XCTAssertEqual(allowed.change.takenOut, [])
+        let blocked = put("+15550001", on: .block, in: rules)
+        XCTAssertEqual(blocked.text, rules + "block +15550001\n", "a run rule is no plain reject")
+        let cut = put("+19005550100", on: .allow, in: "block deflect +15559876543 +19005550100 +1800*\n")
+        XCTAssertEqual(cut.text, "block deflect +15559876543 +1800*\nallow +19005550100\n")
+        XCTAssertEqual(decide(cut.text, "+18001234567"), .deflect)
+    }
 }

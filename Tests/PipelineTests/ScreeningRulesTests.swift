@@ -87,7 +87,7 @@ final class ScreeningRulesTests: XCTestCase {
                        "/r.conf:1: cannot read the list /missing.txt: /missing.txt: no such file")
         XCTAssertEqual(refusal("block +1*55\n"),
                        "/r.conf:1: '+1*55' is not a number or a prefix (digits, then * for a prefix)")
-        XCTAssertEqual(refusal("\nblock allow +1\n"), "/r.conf:2: a block rule's action is reject, silence or ignore")
+        XCTAssertEqual(refusal("\nblock allow +1\n"), "/r.conf:2: a block rule's action is reject, silence, ignore, deflect NUMBER or run NAME")
         XCTAssertEqual(refusal("reject-all\n")?.hasPrefix("/r.conf:1: unknown rule 'reject-all'"), true)
         XCTAssertEqual(refusal("quiet 25:00-07:00\n")?.hasPrefix("/r.conf:1: quiet takes"), true)
         XCTAssertEqual(refusal("except repeat 15\n"), "/r.conf:1: except repeat takes a duration from 1m to 24h (digits, "
@@ -202,4 +202,76 @@ final class ScreeningRulesTests: XCTestCase {
         XCTAssertFalse(EmergencyNumbers.contains("+44112"))
         XCTAssertFalse(EmergencyNumbers.contains(""))
     }
+
+    // MARK: Deflect and run
+
+    /// `deflect NUMBER`, `deflect voicemail` (the rules' `voicemail NUMBER`) and `run NAME` (a
+    /// named command, the call rejected), wherever an action is taken.
+    func testDeflectAndRunRulesCarryTheirNumberAndCommand() {
+        let screening = rules("""
+            voicemail +1-555-000-1234
+            command open-gate /usr/local/bin/open-gate --relay 1
+            block deflect +1-555-987-6543 +1900*
+            block run open-gate +15550001 +15550002
+            block-list deflect voicemail spam.txt
+            withheld deflect voicemail
+            quiet 00:00-24:00 deflect +15559876543 sat,sun
+            """, lists: ["/etc/telwatch/spam.txt": "+1800*\n"])
+        let source = "/etc/telwatch/screening.conf"
+        XCTAssertEqual(decide(screening, "+19005550100"), ScreeningDecision(
+            action: .deflect, rule: .block, source: source + ":3", deflectTo: "+15559876543"), "formatting dropped")
+        let gate = ScreeningCommand(name: "open-gate", arguments: ["/usr/local/bin/open-gate", "--relay", "1"])
+        XCTAssertEqual(decide(screening, "+15550002"), ScreeningDecision(
+            action: .reject, rule: .block, source: source + ":4", command: gate))
+        XCTAssertEqual(decide(screening, "+18005550100")?.deflectTo, "+15550001234", "the voicemail number")
+        XCTAssertEqual(decide(screening, "withheld"), ScreeningDecision(
+            action: .deflect, rule: .withheld, source: source + ":6", deflectTo: "+15550001234"))
+        XCTAssertEqual(decide(screening, "+15550003", at: LocalTime(weekday: 6, minute: 600))?.deflectTo, "+15559876543")
+        XCTAssertNil(decide(screening, "+15550003"), "a Wednesday")
+        XCTAssertEqual(screening.commands["open-gate"], gate)
+    }
+
+    /// A number in several block lists: a command's reject, then a reject, then a deflection.
+    func testTheStrongestBlockActionWinsWhateverTheOrder() {
+        let screening = rules("""
+            command gate /bin/true
+            block silence +1900*
+            block deflect +15559876543 +1900*
+            block +1900*
+            block run gate +1900*
+            """)
+        XCTAssertEqual(decide(screening, "+19005550100")?.command?.name, "gate")
+        XCTAssertEqual(decide(rules("block deflect +15559876543 +1900*\nblock +1900*\n"), "+19005550100")?.action, .reject)
+        XCTAssertEqual(decide(rules("block ignore +1900*\nblock deflect +15559876543 +1900*\n"), "+19005550100")?.action,
+                       .deflect)
+    }
+
+    /// A number to deflect to is checked as the rules are read: never an emergency number, and
+    /// dial characters only (the stack writes it into an AT command): a rules error, said with
+    /// its line, and the file is not used.
+    func testAnEmergencyOrHostileDeflectNumberIsARulesError() {
+        XCTAssertEqual(refusal("block deflect 112 +1900*\n"),
+                       "/r.conf:1: deflect: '112' is an emergency number: no call is deflected to one")
+        XCTAssertEqual(refusal("\nwithheld deflect +911\n"),
+                       "/r.conf:2: deflect: '+911' is an emergency number: no call is deflected to one")
+        XCTAssertEqual(refusal("voicemail 00112\n"),
+                       "voicemail: '00112' is an emergency number: no call is deflected to one".prefixed("/r.conf:1: "))
+        XCTAssertEqual(refusal("block deflect +1555;+CFUN=0 +1900*\n"),
+                       "/r.conf:1: deflect: '+1555;+CFUN=0' is no number to deflect to: ';' is not a dial character")
+        XCTAssertEqual(refusal("unknown deflect +1555$(reboot)\n"),
+                       "/r.conf:1: deflect: '+1555$(reboot)' is no number to deflect to: '$' is not a dial character")
+        XCTAssertEqual(refusal("block deflect voicemail +1900*\nvoicemail +15550001234\n"),
+                       "/r.conf:1: deflect voicemail: no voicemail number above this line (voicemail NUMBER)")
+        XCTAssertEqual(refusal("block deflect\n"), "/r.conf:1: deflect takes a number or voicemail (deflect +15559876543)")
+        XCTAssertEqual(refusal("block run gate +1555\n"),
+                       "/r.conf:1: run 'gate': no command of that name above this line (command 'gate' PROGRAM ARGUMENTS…)")
+        XCTAssertEqual(refusal("command ga/te /bin/true\n"),
+                       "/r.conf:1: 'ga/te' is no command name (letters, digits, - and _; at most 32)")
+        XCTAssertEqual(refusal("command gate\n")?.hasPrefix("/r.conf:1: command takes a name and a program"), true)
+        XCTAssertEqual(refusal("command gate /bin/true\ncommand gate /bin/false\n"), "/r.conf:2: command 'gate' is named twice")
+    }
+}
+
+private extension String {
+    func prefixed(_ prefix: String) -> String { prefix + self }
 }

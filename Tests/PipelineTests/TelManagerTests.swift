@@ -79,7 +79,7 @@ final class TelManagerTests: XCTestCase {
         let assembled = EventPipeline(liveCalls: { [unowned self] in self.tracker.liveCount })
         assembled.append(made)
         if let hooks {
-            let asked = RunSession(runs: made)
+            let asked = StubSession(runID: { made.runID(heldBy: $0) })
             session = asked
             assembled.append(CallHookSink(hooks: hooks, session: asked))
         }
@@ -357,25 +357,4 @@ final class TelManagerTests: XCTestCase {
         XCTAssertEqual(later["TELWATCH_RESUMED"], "false")
         XCTAssertEqual(stopReasons(), ["idle"])
     }
-}
-
-/// The session the call hooks ask which run a call held: here the test's `TelManager`.
-private final class RunSession: SinkSession {
-    let runs: TelManager
-    init(runs: TelManager) { self.runs = runs }
-    var liveCalls: [CallSnapshot] { [] }
-    func runID(heldBy callID: String) -> String? { runs.runID(heldBy: callID) }
-    func screening(of callID: String) -> ScreeningAction? { nil }
-    func silence(callID: String) -> SilenceOutcome { .noSuchCall }
-    func act(_ act: CallAct, on callID: String, by: ActRequester, done: @escaping (CallActReport) -> Void) {
-        done(CallActReport(.failure(.noSuchCall)))
-    }
-    func dial(_ number: String, modem: String?, by: ActRequester, done: @escaping (CallActReport) -> Void) {
-        done(CallActReport(.failure(.stackGone)))
-    }
-    func send(_ event: PipelineEvent) {}
-    func missedUnseen() -> Int? { nil }
-    var liveRun: (id: String, holders: Int)? { nil }
-    var runRecord: RunRecord? { nil }
-    var stateDirectory: String? { nil }
 }

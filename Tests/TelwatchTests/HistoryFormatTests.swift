@@ -53,6 +53,16 @@ final class HistoryFormatTests: UTCTestCase {
             .hasPrefix("2026-11-29 14:18:45  ?    +15551230001     ended      after 3.0 s    8758f479"))
     }
 
+    /// A call screening held back and nobody answered says what was done to it.
+    func testAScreenedCallSaysWhatScreeningDid() {
+        for (action, word) in [("reject", "rejected"), ("deflect", "deflected"), ("ignore", "ignored")] {
+            var screened = row(reason: "terminated", connected: false, lasted: 1)
+            screened.screened = action
+            XCTAssertEqual(text(screened), "2026-11-29 14:18:45  in   +15551230001     \(word.padded(to: 10)) after 1.0 s    "
+                           + "8758f479 modemmanager Modem/0 reason=terminated screened=\(action)")
+        }
+    }
+
     func testAHostileNumberOrNameIsEscapedAndRedactionStillApplies() {
         let line = text(row(number: "+1\u{1B}[2J\n5", name: "Eve \u{202E}x"))
         XCTAssertFalse(line.contains("\u{1B}") || line.contains("\n") || line.contains("\u{202E}"), line)

@@ -32,4 +32,25 @@ final class MQTTRetainedStateTests: XCTestCase {
         let object = try XCTUnwrap(JSONLine.object(String(decoding: published.payload, as: UTF8.self)))
         XCTAssertEqual(object["last_caller_name"] as? String, "Alice", "the name the ring's line carried")
     }
+
+    /// A deflected call is blocked as a rejected one (Home Assistant's "Calls blocked today"), and
+    /// never rings there; a deflection that failed and then a hang-up that failed rang, and is not.
+    func testADeflectedCallIsBlockedAndNeverRings() {
+        var state = MQTTRetainedState(topics: MQTTTopics(root: "telwatch", discoveryPrefix: "homeassistant"),
+                                      schema: EventSchema())
+        let time = 1_780_000_000.0
+        let ringing = CallSnapshot(id: "d", key: mmKey(0), modem: ModemPath(mmModem), direction: .incoming,
+                                   number: "+19005550100", state: .incoming, detail: .ringing, firstSeen: time)
+        state.note(Delivery(.calls([.transition(ringing, previous: nil)], time: time), liveCalls: 1))
+        var screened = ScreenedCall(call: ringing, decision: ScreeningDecision(
+            action: .deflect, rule: .block, deflectTo: "+15559876543"), deflection: .requested)
+        state.note(Delivery(.screened(screened, time: time), liveCalls: 1))
+        XCTAssertEqual(state.blockedToday, 1)
+        XCTAssertEqual(state.summary, "idle", "it never rang for the user")
+        screened.deflection = .failed("no CTFR")
+        screened.hangup = .failed("not authorized")
+        state.note(Delivery(.screened(screened, time: time), liveCalls: 1))
+        XCTAssertEqual(state.blockedToday, 0, "it rang after all")
+        XCTAssertEqual(state.summary, "ringing")
+    }
 }

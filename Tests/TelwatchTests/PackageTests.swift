@@ -68,6 +68,7 @@ final class PackageTests: XCTestCase {
         for expected in ["/usr/bin/telwatch", "/lib/systemd/system/telwatch.service",
                          "/usr/lib/systemd/user/telwatch.service", "/usr/lib/sysusers.d/telwatch.conf",
                          "/usr/lib/tmpfiles.d/telwatch.conf", "/usr/share/polkit-1/rules.d/50-telwatch.rules",
+                         "/usr/share/polkit-1/actions/io.telwatch.policy",
                          "/usr/share/dbus-1/system.d/telwatch-ofono.conf",
                          "/usr/share/dbus-1/system.d/io.telwatch.Monitor1.conf",
                          "/usr/share/dbus-1/interfaces/io.telwatch.Monitor1.xml", "/etc/telwatch/telwatch.conf",
@@ -232,7 +233,17 @@ final class PackageTests: XCTestCase {
         let hangUp = try XCTUnwrap(names["voiceCall"]) + ".Hangup"
         XCTAssertEqual(called.union([hangUp]), ["org.ofono.Manager.GetModems", "org.ofono.VoiceCallManager.GetCalls",
                                                  "org.ofono.VoiceCallManager.GetProperties", "org.ofono.VoiceCall.Hangup"])
-        XCTAssertEqual(granted, called.union([hangUp]))
+        // The acts on calls: `actCall(PATH, OfonoBus.INTERFACE, "MEMBER"…)`.
+        let acts = try XCTUnwrap(Files.text(Repository.path("Sources/CallMonitor/OfonoActs.swift")))
+        let acted = Set(acts.components(separatedBy: "actCall(").dropFirst().compactMap { call -> String? in
+            guard let interface = call.components(separatedBy: "OfonoBus.").dropFirst().first?.prefix(while: { $0.isLetter }),
+                  let member = call.components(separatedBy: ", \"").dropFirst().first?.split(separator: "\"").first,
+                  let name = names[String(interface)] else { return nil }
+            return name + "." + member
+        })
+        XCTAssertEqual(acted, ["org.ofono.VoiceCall.Answer", "org.ofono.VoiceCall.Hangup", "org.ofono.VoiceCall.Deflect",
+                               "org.ofono.VoiceCallManager.SendTones", "org.ofono.VoiceCallManager.Dial"])
+        XCTAssertEqual(granted, called.union([hangUp]).union(acted))
     }
 
     /// The polkit rule grants the telwatch user exactly its two actions: the sleep block lock and

@@ -197,6 +197,29 @@ final class ScreeningCommandTests: CommandTestCase {
         watch.terminate()
     }
 
+    /// A deflection in the event stream (JSON, and text through `telwatch events`): where to, and
+    /// how the stack took it; the fake's `Deflect` sends the call on.
+    func testADeflectionSaysWhereToInJSONAndText() throws {
+        try startModemManager()
+        try writeRules("block deflect +1-555-987-6543 +1900*\n")
+        let watch = try startWatch(["--screening", rulesPath])
+        let text = try telwatch(["events", "--verbose", "--bus", fixture.address])
+        XCTAssertTrue(waitForLog(text, "following the telwatch service"), text.log())
+        _ = try ring("+19005550100")
+        let screened = try XCTUnwrap(nextEvent(watch, "screened"), watch.log())
+        XCTAssertEqual(screened["action"] as? String, "deflect")
+        XCTAssertEqual(screened["deflect"] as? String, "requested")
+        XCTAssertEqual(screened["deflect_to"] as? String, "+15559876543")
+        XCTAssertTrue(screened["hangup"] is NSNull)
+        XCTAssertTrue(screened["command"] is NSNull)
+        let line = try XCTUnwrap(text.readLine(timeout: 10) { $0.contains(" screened ") }, text.log())
+        XCTAssertTrue(line.contains(" deflect ") && line.contains("+19005550100"), line)
+        XCTAssertTrue(line.contains("rule=\"block (\(rulesPath):1)\" to=+15559876543 deflect=requested"), line)
+        XCTAssertNotNil(nextEvent(watch, "disconnected"), "sent on: " + watch.log())
+        text.terminate()
+        watch.terminate()
+    }
+
     /// A rejected or ignored call is recorded with what screening did, and is never a missed call:
     /// no `missed` event, not `missed` in the history, not among `log --missed` (docs/screening.md).
     func testAScreenedCallIsRecordedAndNeverMissed() throws {

@@ -192,7 +192,7 @@ final class ScreeningListCommandTests: CommandTestCase {
         XCTAssertEqual(result.output, "")
         XCTAssertEqual(rules(), "block +1900*\nring-twice\n")
         XCTAssertEqual(result.errors, "telwatch: block: \(rulesPath):2: unknown rule 'ring-twice' (block, allow, block-list, "
-                       + "allow-list, withheld, unknown, quiet, except); nothing was written; screening is off until it "
+                       + "allow-list, withheld, unknown, quiet, except, voicemail, command); nothing was written; screening is off until it "
                        + "is fixed: every call rings\n")
     }
 

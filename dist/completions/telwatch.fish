@@ -89,7 +89,7 @@ complete -c telwatch -n '__fish_seen_subcommand_from log' -l api-bus -x -a 'syst
 complete -c telwatch -n '__fish_seen_subcommand_from log' -l config -r -F -d 'KEY = VALUE settings'
 complete -c telwatch -n '__fish_seen_subcommand_from log' -l missed -d 'only missed calls'
 complete -c telwatch -n '__fish_seen_subcommand_from log' -l unseen -d 'only missed calls not marked seen yet'
-complete -c telwatch -n '__fish_seen_subcommand_from log' -l screened -d 'only calls call screening rejected, ignored or silenced'
+complete -c telwatch -n '__fish_seen_subcommand_from log' -l screened -d 'only calls call screening rejected, deflected, ignored or silenced'
 complete -c telwatch -n '__fish_seen_subcommand_from log' -l since -x -d 'calls first seen since then: 2h, 7d, 2026-11-29, 2026-11-29 08:00'
 complete -c telwatch -n '__fish_seen_subcommand_from log' -l number -x -d 'calls whose number contains N'
 complete -c telwatch -n '__fish_seen_subcommand_from log' -l limit -x -d 'at most N calls'

@@ -45,8 +45,11 @@ struct CallEventFormat {
             TerminalText.field(schema.number(screened.call.number)).padded(to: 16),
             "rule=" + TerminalText.field(screened.decision.ruleText),
         ]
+        if let target = screened.decision.deflectTo { fields.append("to=" + TerminalText.field(schema.number(target))) }
+        if let command = screened.decision.command { fields.append("command=" + TerminalText.field(command.name)) }
+        if let deflection = screened.deflection { fields.append("deflect=" + deflection.word) }
         if let hangup = screened.hangup { fields.append("hangup=" + hangup.word) }
-        if case .failed(let why)? = screened.hangup { fields.append("(" + TerminalText.field(why) + ")") }
+        if let why = screened.failure { fields.append("(" + TerminalText.field(why) + ")") }
         return fields.joined(separator: " ")
     }
 
@@ -89,29 +92,6 @@ struct CallEventFormat {
         let prefix = "/org/freedesktop/ModemManager1/"
         if path.hasPrefix(prefix) { return String(path.dropFirst(prefix.count)) }
         return path.hasPrefix("/") ? String(path.dropFirst()) : path
-    }
-}
-
-enum Duration {
-    /// Longer than anything telwatch times (about 31 years): a value past it came from a damaged
-    /// or hostile file (the history, a run record), and is no duration at all.
-    static let longest = 1e9
-
-    /// `7.7 s`, `2 min 05 s`, `1 h 02 min`; `?` for what cannot be a duration.
-    static func text(_ seconds: Double) -> String {
-        guard seconds.isFinite, seconds >= 0, seconds <= longest else { return "?" }
-        if seconds < 60 {
-            let tenths = Int((seconds * 10).rounded())
-            // 59.97 s rounds up to a whole minute, said as one: "1 min 00 s", never "60.0 s".
-            if tenths < 600 { return "\(tenths / 10).\(tenths % 10) s" }
-        }
-        let whole = Int(seconds.rounded())
-        if whole < 3600 {
-            let s = whole % 60
-            return "\(whole / 60) min \(s < 10 ? "0" : "")\(s) s"
-        }
-        let minutes = (whole / 60) % 60
-        return "\(whole / 3600) h \(minutes < 10 ? "0" : "")\(minutes) min"
     }
 }
 

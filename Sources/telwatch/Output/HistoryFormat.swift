@@ -38,6 +38,7 @@ struct HistoryFormat {
         if row.missed { return "missed" }
         // Screening ended it, or kept it quiet until the caller gave up (docs/screening.md).
         if row.screened == "reject" { return "rejected" }
+        if row.screened == "deflect" { return "deflected" }
         if row.screened == "ignore" { return "ignored" }
         return row.direction == "outgoing" ? "unanswered" : "ended"
     }

@@ -1,3 +1,5 @@
+import Pipeline
+
 /// Text output never lets a caller id, a name or any text from outside reach the terminal raw.
 /// One set of characters is escaped on every text output (the event stream, `log`'s table and
 /// CSV, `events`, `status`, `doctor`, `simulate`, stderr; docs/reference.md "How text is escaped"):
@@ -9,30 +11,11 @@
 /// - the line and paragraph separators (U+2028, U+2029): a second line, forged.
 /// `\n` `\r` `\t` `\e` and `\\` keep their short forms; the rest is written `\u{HEX}`.
 enum TerminalText {
-    static func escape(_ value: String) -> String {
-        var out = ""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{1B}": out += "\\e"
-            case _ where isEscaped(scalar): out += "\\u{" + String(scalar.value, radix: 16) + "}"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
+    /// `EscapedText`'s one rule (Pipeline's: the D-Bus API's error messages follow it too).
+    static func escape(_ value: String) -> String { EscapedText.escape(value) }
 
     /// Whether `scalar` is written as an escape (the set above).
-    static func isEscaped(_ scalar: Unicode.Scalar) -> Bool {
-        if scalar.value < 0x80 { return scalar.value < 0x20 || scalar.value == 0x7F }
-        switch scalar.properties.generalCategory {
-        case .control, .format, .lineSeparator, .paragraphSeparator: return true
-        default: return false
-        }
-    }
+    static func isEscaped(_ scalar: Unicode.Scalar) -> Bool { EscapedText.isEscaped(scalar) }
 
     /// A field in a space-separated line: escaped, and never empty or containing a bare space.
     static func field(_ value: String) -> String {

@@ -49,13 +49,20 @@ enum ManPage {
                 + names.joined(separator: ", ") + ".\n"
         }
         text += ".SH OPTIONS\n"
-        for spec in OptionTable.options where spec.flag != nil {
-            let tag = spec.names.map(bold).joined(separator: ", ") + (spec.value.map { " " + italic($0) } ?? "")
-            let commands = spec.commands.map(\.rawValue).joined(separator: ", ")
-            text += entry(tag, spec.help + ". (" + commands + ")")
+        for group in OptionGroup.listed {
+            let options = OptionTable.options.filter { $0.flag != nil && $0.group == group }
+            guard !options.isEmpty else { continue }
+            text += ".SS " + escape(group.title.prefix(1).uppercased() + group.title.dropFirst()) + "\n"
+            for spec in options {
+                let tag = spec.names.map(bold).joined(separator: ", ") + (spec.value.map { " " + italic($0) } ?? "")
+                let commands = spec.commands.map(\.rawValue).joined(separator: ", ")
+                text += entry(tag, spec.help + ". (" + commands + ")")
+            }
+            if group == .general {
+                text += entry(bold("--help") + ", " + bold("-h"), "Print the usage of telwatch or of a command.")
+                text += entry(bold("--version") + ", " + bold("-V"), "Print the version.")
+            }
         }
-        text += entry(bold("--help") + ", " + bold("-h"), "Print the usage of telwatch or of a command.")
-        text += entry(bold("--version") + ", " + bold("-V"), "Print the version.")
         text += ".PP\n" + escape("DURATION: digits with an optional fraction, then ms, s, m, h, d or w (90s, 1.5h, 7d); "
             + "a bare number is seconds; up to a year (history-keep: 36600d).") + "\n"
         text += ".SH EXIT STATUS\n"

@@ -7,7 +7,21 @@ enum OptionHelp {
     /// `  --backend auto|modemmanager|ofono  which stacks…`, one entry per option of `command`,
     /// help wrapped under its column.
     static func list(for command: TelwatchCommand) -> String {
-        OptionTable.options(for: command).map { spec in
+        list(OptionTable.options(for: command))
+    }
+
+    /// `command`'s options under their groups' headings (`MQTT export options:`), the groups in
+    /// `OptionGroup.listed`'s order (the sinks' in the pipeline's), a blank line between them.
+    static func groupedList(for command: TelwatchCommand) -> String {
+        let options = OptionTable.options(for: command)
+        return OptionGroup.listed.compactMap { group in
+            let members = options.filter { $0.group == group }
+            return members.isEmpty ? nil : group.title + ":\n" + list(members)
+        }.joined(separator: "\n\n")
+    }
+
+    private static func list(_ options: [OptionSpec]) -> String {
+        options.map { spec in
             let head = "  " + spec.synopsis
             let lines = wrap(spec.help, width: width - helpColumn)
             let pad = String(repeating: " ", count: helpColumn)

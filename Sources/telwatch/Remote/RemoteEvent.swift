@@ -94,13 +94,19 @@ struct RemoteEvent {
             direction: .incoming, number: text("number") ?? "", name: "", state: .incoming, detail: nil, reason: nil,
             multiparty: false, initial: false, resumed: false, firstSeen: time("time") ?? 0, connectedAt: nil,
             endedAt: nil, missed: false)
-        let hangup: HangupOutcome? = switch text("hangup") {
-        case "requested": .requested
-        case "failed": .failed(text("message") ?? "")
-        default: nil
+        func outcome(_ key: String, failed: Bool) -> HangupOutcome? {
+            switch text(key) {
+            case "requested": .requested
+            case "failed": .failed(failed ? text("message") ?? "" : "")
+            default: nil
+            }
         }
-        return ScreenedCall(call: call, decision: ScreeningDecision(action: decided, rule: rule, source: text("source")),
-                            hangup: hangup)
+        let hangup = outcome("hangup", failed: true)
+        let deflection = outcome("deflect", failed: hangup?.failure == nil)
+        let command = text("command").map { ScreeningCommand(name: $0, arguments: []) }
+        return ScreenedCall(call: call, decision: ScreeningDecision(action: decided, rule: rule, source: text("source"),
+                                                                    deflectTo: text("deflect_to"), command: command),
+                            hangup: hangup, deflection: deflection)
     }
 
     private var backendNotice: BackendNotice? {

@@ -47,6 +47,8 @@ CONTROL (a call is named by its CLCC index; "last" or nothing means the newest c
                           dial-result OK|ERROR|BUSY|NO CARRIER,
                           chup-all true|false (AT+CHUP ends every call, the default, or only the
                           active and held ones),
+                          ctfr-result OK|ERROR (AT+CTFR deflects, the default, or is refused:
+                          a modem without call deflection),
                           urc-poll SECONDS (0, the default: off): while the daemon polls AT+CLCC
                           at least this often, unsolicited codes wait for its next poll and go
                           out right after it, when the link stays quiet longest
@@ -185,7 +187,7 @@ class Modem:
         self.waiters = []  # (control connection, regex, deadline, since)
         self.drainers = []  # (control connection, deadline): "drain" waiting for self.pending to empty
         self.settings = {"ring-interval": 3.0, "dial-result": "OK",
-                         "chup-all": "true", "urc-quiet": 0.05, "urc-poll": 0}
+                         "chup-all": "true", "urc-quiet": 0.05, "urc-poll": 0, "ctfr-result": "OK"}
         self.pending = []  # unsolicited lines waiting for a quiet link, in order
         self.pending_since = 0.0
         self.last_command = 0.0
@@ -691,6 +693,9 @@ class Modem:
             # Call deflection (27.007 7.14): the incoming or waiting call leaves, unanswered.
             if test:
                 return "OK"
+            if self.settings["ctfr-result"] != "OK":
+                # A modem (or network) without call deflection: operation not supported.
+                return self.error(4)
             for state in (INCOMING, WAITING):
                 for call in self.calls:
                     if call.state == state and arguments and arguments[0]:

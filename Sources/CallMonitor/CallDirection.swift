@@ -1,0 +1,3 @@
+public enum CallDirection: String, Sendable, CaseIterable {
+    case incoming, outgoing, unknown
+}
