@@ -121,9 +121,14 @@ final class EndToEndHarness {
     /// The summaries up to and including the first that is `last` (bounded by `timeout`), for a
     /// scenario whose lines the daemons' timing may order in more ways than `expect(_:or:)` lists.
     func lines(through last: String, timeout: Double = 15) -> [String] {
+        lines(until: { $0 == last }, timeout: timeout)
+    }
+
+    /// The summaries up to and including the first that `last` accepts (bounded by `timeout`).
+    func lines(until last: (String) -> Bool, timeout: Double = 15) -> [String] {
         var got: [String] = []
         let deadline = monotonicNow() + timeout
-        while got.last != last, let summary = nextSummary(timeout: max(0, deadline - monotonicNow())) {
+        while got.last.map(last) != true, let summary = nextSummary(timeout: max(0, deadline - monotonicNow())) {
             got.append(summary)
         }
         return got
@@ -211,6 +216,10 @@ final class EndToEndHarness {
             let id = text("call_id") ?? ""
             return "screened \(labels[id] ?? "?") \(text("action") ?? "?") rule=\(text("rule") ?? "?") "
                 + "hangup=\(text("hangup") ?? "-")"
+        case "acted":
+            // `acted ACT LABEL by=B result=R`: LABEL `-` without a call, `?` for a call never seen.
+            let call = text("call_id").map { labels[$0] ?? "?" } ?? "-"
+            return "acted \(text("act") ?? "?") \(call) by=\(text("by") ?? "?") result=\(text("result") ?? "?")"
         case "run-started", "run-stopped":
             return "\(event) reason=\(text("reason") ?? "-")"
         case "lock-taken":

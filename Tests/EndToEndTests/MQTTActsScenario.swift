@@ -86,7 +86,7 @@ extension EndToEndTestCase {
 
         // oFono answers SendTones once the tones have played, and refuses a hang-up before that
         // (Error.InProgress): the tones' answer first.
-        while acted().count < 2, !world.lines(through: "acted", timeout: 10).isEmpty {}
+        while acted().count < 2, !world.lines(until: { $0.hasPrefix("acted ") }, timeout: 10).isEmpty {}
         XCTAssertEqual(acted().last, "tones by=mqtt result=ok")
 
         // Hostile payloads: refused before any stack sees them.
@@ -125,7 +125,7 @@ extension EndToEndTestCase {
         XCTAssertEqual(try modem.calls(), [])
 
         // Each act's event comes once the stack answered: perhaps after the call's end.
-        while acted().count < 4, !world.lines(through: "acted", timeout: 10).isEmpty {}
+        while acted().count < 4, !world.lines(until: { $0.hasPrefix("acted ") }, timeout: 10).isEmpty {}
         XCTAssertEqual(acted(), ["answer by=mqtt result=ok", "tones by=mqtt result=ok", "hangup by=mqtt result=ok",
                                  "hangup by=mqtt result=ok"], "each act once, said as MQTT's")
         var published: [String] = []
@@ -171,11 +171,11 @@ extension EndToEndTestCase {
         }
         func idle() {
             XCTAssertNotNil(calls.nextMessage(on: Self.mqttRoot + "/calls", where: { $0.payload == "[]" }), "no call left")
-            _ = world.lines(through: runStopped)
         }
-        /// Every act's `acted` line read (the stack answered it), so the next act does not race it.
+        /// Every act's `acted` line read (the stack answered it), so the next act does not race it;
+        /// reading them keeps telwatch's stdout drained.
         func answered() {
-            while acted().count < acts, !world.lines(through: "acted", timeout: 10).isEmpty {}
+            while acted().count < acts, !world.lines(until: { $0.hasPrefix("acted ") }, timeout: 10).isEmpty {}
         }
         for round in 0..<rounds {
             broker.drainLog()
@@ -203,7 +203,7 @@ extension EndToEndTestCase {
                          daemon.backend, name, sorted[sorted.count / 2] * 1000, max * 1000, sorted.count))
             XCTAssertLessThan(max, 5, "\(name): the modem saw its command within 5 s every time")
         }
+        XCTAssertEqual(acted().count, 4 * rounds)
         XCTAssertEqual(acted().filter { !$0.hasSuffix("by=mqtt result=ok") }, [], "every act done, asked by MQTT")
-        world.stopTelwatch()
     }
 }
