@@ -67,6 +67,10 @@ extension HomeAssistantDiscovery.Entity {
                          valueTemplate: "{{ value_json.last_call_duration }}")
         case .call:
             return .init(name: "Call", icon: "mdi:phone-log", eventTypes: MQTTCallOutcome.allCases.map(\.rawValue))
+        case .reject:
+            return .init(name: "Reject", icon: "mdi:phone-hangup")
+        case .silence:
+            return .init(name: "Silence", icon: "mdi:bell-off")
         }
     }
 }

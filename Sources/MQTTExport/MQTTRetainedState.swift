@@ -25,6 +25,8 @@ struct MQTTRetainedState {
     var blockedToday: Int { blocked.calls.count }
     /// Whether call screening is on: `blocked_today` is published only then.
     var countsBlockedCalls = false
+    /// Whether commands are taken (`--mqtt-commands`): `ringing-call` is published only then.
+    var takesCommands = false
     /// Whether the last `note` changed a retained topic.
     private(set) var changed = false
 
@@ -170,6 +172,12 @@ struct MQTTRetainedState {
         return object.lineBytes
     }
 
+    /// The calls that ring for the user: incoming or waiting, and not rejected, deflected or ignored by
+    /// screening (a silenced call still rings at the far end, and can still be rejected).
+    var ringingCalls: [CallSnapshot] {
+        calls.map(\.call).filter { $0.state == .incoming && !rejected.contains($0.id) }
+    }
+
     /// `idle`, `ringing`, `dialing` or `connected`: the most urgent of the live calls' states.
     /// A call that screening rejected, deflected or ignored is left out: it never rings for the user, so
     /// Home Assistant's "Ringing" (a TV paused on a ring) must not see it ring either.
@@ -205,7 +213,9 @@ struct MQTTRetainedState {
         stateObject.add("last_call_duration", seconds: memory.lastDuration)
         if let missedUnseen { stateObject.add("missed_unseen", missedUnseen) }
         if countsBlockedCalls { stateObject.add("blocked_today", blockedToday) }
-        return [(topics.calls, Array(array.utf8)), (topics.run, runObject.lineBytes),
-                (topics.state, stateObject.lineBytes)]
+        var messages = [(topics.calls, Array(array.utf8)), (topics.run, runObject.lineBytes),
+                        (topics.state, stateObject.lineBytes)]
+        if takesCommands { messages.append((topics.ringingCall, Array((ringingCalls.count == 1 ? "online" : "offline").utf8))) }
+        return messages
     }
 }

@@ -27,7 +27,8 @@ public struct MQTTSettings: Sendable {
     public var discoveryPrefix: String = "homeassistant"
     /// telwatch's version: Home Assistant shows it on the device and in the discovery's origin.
     public var softwareVersion: String?
-    /// Take `silence CALL_ID` from `TOPIC/command` (`--mqtt-commands`); off by default.
+    /// Take `silence`, `hangup`/`reject`, `answer` and `tones` from `TOPIC/command`, and give Home
+    /// Assistant Reject and Silence buttons (`--mqtt-commands`); off by default.
     public var commands = false
     /// The host's name: the default topic and the Home Assistant device are named after it.
     public var hostName: String

@@ -56,11 +56,10 @@ public final class MQTTSink: EventSink, LoopHook {
     /// Whether call screening is on: the retained state counts the calls it blocked today.
     private var countsBlockedCalls: Bool { state.countsBlockedCalls }
 
-    /// Asked to silence a live call's ring (`silence CALL_ID` on `TOPIC/command`, `--mqtt-commands`),
-    /// and the history's count of missed calls not seen.
+    /// Asked for the history's count of missed calls not seen.
     private weak var session: SinkSession?
-    /// Refusals said on stderr since the last command that worked: each kind once.
-    private var saidRefusals: Set<String> = []
+    /// With `--mqtt-commands`: does what `TOPIC/command` asks, through the session.
+    private var commands: MQTTCommandTaker?
     /// Armed only while calls blocked today are counted: at local midnight the count starts again.
     private var midnightTimer: TimerSource?
 
@@ -120,6 +119,7 @@ public final class MQTTSink: EventSink, LoopHook {
         let topics = MQTTTopics(root: settings.topic, discoveryPrefix: settings.discoveryPrefix)
         state = MQTTRetainedState(topics: topics, schema: schema)
         state.countsBlockedCalls = countsBlockedCalls
+        state.takesCommands = settings.commands
         var opened: MQTTOutbox?
         do {
             opened = try MQTTOutbox(directory: stateDirectory, limit: settings.outboxLimit, maxAge: settings.outboxMaxAge)
@@ -143,8 +143,12 @@ public final class MQTTSink: EventSink, LoopHook {
         link.onDisconnected = { [weak self] in self?.disconnected() }
         link.onAcknowledged = { [weak self] mid in self?.acknowledged(mid) }
         if settings.commands {
+            commands = MQTTCommandTaker(session: session, topic: topics.command, report: report)
             link.subscriptions = [topics.command]
-            link.onMessage = { [weak self] message in self?.command(message) }
+            link.onMessage = { [weak self] message in
+                guard let self else { return }
+                self.commands?.take(message, ringing: self.state.ringingCalls)
+            }
         }
         loop.addHook(self)
         link.start()
@@ -201,29 +205,6 @@ public final class MQTTSink: EventSink, LoopHook {
             // Woken early (the clock was set back): the day has not turned yet.
             followMidnight(after: wallClockNow())
         }
-    }
-
-    /// A message on `TOPIC/command`: `silence CALL_ID` silences the call; anything else, a call
-    /// that is not live or not ringing, is one line on stderr (each kind once until one works).
-    private func command(_ message: MQTTMessage) {
-        switch MQTTCommand.parse(message) {
-        case .failure(let refusal):
-            refused("\(refusal)", kind: "\(refusal)")
-        case .success(.silence(let id)):
-            switch session?.silence(callID: id) ?? .noSuchCall {
-            case .silenced, .quietAlready:
-                saidRefusals.removeAll()
-            case .noSuchCall:
-                refused("silence: no live call has the id \(id)", kind: "no such call")
-            case .notRinging(let state):
-                refused("silence: call \(id.prefix(8)) is not ringing in (it is \(state.rawValue))", kind: "not ringing")
-            }
-        }
-    }
-
-    private func refused(_ why: String, kind: String) {
-        guard saidRefusals.insert(kind).inserted else { return }
-        report("mqtt: a command on \(state.topics.command) was refused: \(why)")
     }
 
     /// telwatch is stopping: `offline` (retained) and a clean goodbye; the outbox keeps what waits.
@@ -392,6 +373,8 @@ public final class MQTTSink: EventSink, LoopHook {
     /// With discovery off, every config is removed (an empty retained message), so an entity
     /// made by an earlier run goes with it.
     private func publishDiscovery() {
+        // Without commands, the buttons' availability goes with their configs.
+        if !settings.commands { link.publish(state.topics.ringingCall, [], qos: 1, retain: true) }
         for (topic, payload) in HomeAssistantDiscovery(settings: settings, topics: state.topics,
                                                        redactNumbers: schema.redactNumbers,
                                                        countsMissedCalls: countsMissedCalls,

@@ -14,8 +14,12 @@ public struct MQTTTopics: Sendable {
     /// Each call's outcome as it happens (`rang`, `answered`, `missed`, `rejected`, `ended`),
     /// QoS 1, not retained: Home Assistant's event entity, which a restart must not fire again.
     public var callEvent: String { root + "/call-event" }
-    /// Where commands are taken from with `--mqtt-commands` (`silence CALL_ID`).
+    /// Where commands are taken from with `--mqtt-commands` (`silence`, `hangup`, `answer`, `tones`).
     public var command: String { root + "/command" }
+    /// With `--mqtt-commands`: `online` while exactly one call rings (the one `reject ringing`
+    /// names), else `offline` (retained): Home Assistant's Reject and Silence buttons are
+    /// available only then.
+    public var ringingCall: String { root + "/ringing-call" }
     public let discoveryPrefix: String
 
     public init(root: String, discoveryPrefix: String) {

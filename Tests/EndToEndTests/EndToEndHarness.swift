@@ -121,9 +121,14 @@ final class EndToEndHarness {
     /// The summaries up to and including the first that is `last` (bounded by `timeout`), for a
     /// scenario whose lines the daemons' timing may order in more ways than `expect(_:or:)` lists.
     func lines(through last: String, timeout: Double = 15) -> [String] {
+        lines(until: { $0 == last }, timeout: timeout)
+    }
+
+    /// The summaries up to and including the first that `last` accepts (bounded by `timeout`).
+    func lines(until last: (String) -> Bool, timeout: Double = 15) -> [String] {
         var got: [String] = []
         let deadline = monotonicNow() + timeout
-        while got.last != last, let summary = nextSummary(timeout: max(0, deadline - monotonicNow())) {
+        while got.last.map(last) != true, let summary = nextSummary(timeout: max(0, deadline - monotonicNow())) {
             got.append(summary)
         }
         return got

@@ -8,7 +8,9 @@ on 127.0.0.1, Debian's mosquitto on 127.0.0.1, and telwatch following its own si
 it: the device, each entity's id, class and state through each scenario, and the automations of
 docs/mqtt.md (their triggers as written, added once MQTT is set up, as a user would), which must
 fire exactly once per real event, never on a restart of telwatch or of Home Assistant, and again
-after Home Assistant's restart. Home Assistant's own log (its stderr, both runs) must hold no
+after Home Assistant's restart. The Reject and Silence buttons (`--mqtt-commands`) are unavailable
+while no call rings and available while one does, and pressing them in Home Assistant silences
+and hangs up the ringing call in telwatch's stream. Home Assistant's own log (its stderr, both runs) must hold no
 warning about MQTT or telwatch; a canary entity's warning shows that check sees what it logs.
 Every wait is bounded; every process is started here and killed by its PID. Prints one line per
 check and a summary: "homeassistant: N passed, M failed".
@@ -220,7 +222,7 @@ try:
 
     def write_conf(extra=""):
         open(conf, "w").write(f"mqtt = mqtt://127.0.0.1:{broker_port}\nmqtt-topic = telwatch/{host}\n"
-                              f"mqtt-reconnect-max = 1\nscreening = {rules}\n{extra}")
+                              f"mqtt-reconnect-max = 1\nscreening = {rules}\nmqtt-commands = true\n{extra}")
 
     write_conf()
     lines = []
@@ -267,7 +269,7 @@ try:
     def wait_state(entity, value, timeout=15):
         return until(lambda: (entity_states().get(entity) or {}).get("state") == value, timeout, 0.05)
 
-    check(until(lambda: len(entity_states()) >= 12, 30), "Home Assistant has telwatch's entities",
+    check(until(lambda: len(entity_states()) >= 14, 30), "Home Assistant has telwatch's entities",
           str(sorted(entity_states())))
     e = entity_states()
     table = {}
@@ -283,6 +285,12 @@ try:
         check(entity in e and e[entity]["attributes"].get("device_class") == device_class,
               f"{entity} (class {device_class})", str(e.get(entity)))
     ringing, live, call_state = f"binary_sensor.{node}_ringing", f"binary_sensor.{node}_call_live", f"sensor.{node}_call_state"
+    buttons = reject_button, silence_button = f"button.{node}_reject", f"button.{node}_silence"
+    for button in buttons:
+        check(button in e, f"{button} (a button)", str(sorted(e)))
+    buttons_state = lambda: [(entity_states().get(b) or {}).get("state") for b in buttons]
+    buttons_available = lambda: all(st not in (None, "unavailable") for st in buttons_state())
+    buttons_unavailable = lambda: all(st == "unavailable" for st in buttons_state())
     event_entity = f"event.{node}_call"
     counters = lambda: {i: int(float(states()[f"counter.fired_{i}"]["state"])) for i in range(len(counted))}
     delays = []
@@ -304,6 +312,7 @@ try:
     check(until(lambda: all(st["state"] != "unavailable" for k, st in entity_states().items() if k in expected)
                 and entity_states()[ringing]["state"] == "off", 20), "before the first call: available, ringing off",
           str(entity_states().get(ringing)))
+    check(until(buttons_unavailable, 10), "no call rings: Reject and Silence are unavailable", str(buttons_state()))
     snapshot("start")
 
     # Incoming, answered, hung up by the far end.
@@ -311,9 +320,11 @@ try:
     incoming = wait_line(watch, "incoming", n)
     check(wait_state(ringing, "on"), "ringing: on while a call rings")
     delay(ringing, incoming); snapshot("incoming ringing")
+    check(until(buttons_available, 10), "a call rings: Reject and Silence are available", str(buttons_state()))
     n = len(lines); sim("answer c1")
     connected = wait_line(watch, "connected", n)
     check(wait_state(call_state, "connected"), "call state: connected after the answer")
+    check(until(buttons_unavailable, 10), "the call in talk: the buttons are unavailable again", str(buttons_state()))
     delay(call_state, connected); snapshot("incoming answered")
     n = len(lines); sim("remote-hangup c1")
     ended = wait_line(watch, "disconnected", n)
@@ -454,11 +465,32 @@ try:
     check(all(seen), "8 more calls: ringing, connected and ended each seen", str(seen))
     check(counters()[0] == fired[0] + 9, "one ring automation per ring (8 more calls)", f"{fired} → {counters()}")
 
+    # The buttons pressed in Home Assistant: Silence, then Reject, on the one call ringing.
+    n = len(lines); sim("ring +15550020"); wait_line(watch, "incoming", n)
+    check(until(buttons_available, 10), "ringing again: the buttons are available", str(buttons_state()))
+    n = len(lines); api("POST", "/api/services/button/press", {"entity_id": silence_button})
+    silenced = wait_line(watch, "screened", n)
+    check(silenced is not None and silenced.get("action") == "silence" and silenced.get("rule") == "user",
+          "Silence pressed in Home Assistant: telwatch silences the call", str(silenced))
+    n = len(lines); api("POST", "/api/services/button/press", {"entity_id": reject_button})
+    acted = wait_line(watch, "acted", n)
+    check(acted is not None and (acted.get("act"), acted.get("by"), acted.get("result")) == ("hangup", "mqtt", "ok"),
+          "Reject pressed in Home Assistant: telwatch hangs the call up, asked by MQTT", str(acted))
+    hung_up = wait_line(watch, "disconnected", n)
+    check(hung_up is not None and hung_up.get("number") == "+15550020", "the rejected call ends in telwatch's stream",
+          str(hung_up))
+    check(wait_state(ringing, "off") and until(buttons_unavailable, 10), "after the reject: nothing rings, the buttons "
+          "are unavailable", str(buttons_state()))
+    refusals = [l for l in open(os.path.join(work, "telwatch.log"), errors="replace").read().splitlines()
+                if "was refused" in l]
+    check(not refusals, "no command from Home Assistant was refused", "\n".join(refusals))
+
     # Discovery turned off: the entities go.
     stop(watch)
     write_conf("mqtt-homeassistant = false\n")
     watch = start_watch()
-    check(until(lambda: not any(k in entity_states() for k in expected), 30), "discovery off: the entities are removed",
+    check(until(lambda: not any(k in entity_states() for k in list(expected) + list(buttons)), 30),
+          "discovery off: the entities are removed",
           str(sorted(entity_states())))
     warnings = ha_warnings()
     check(not warnings, "Home Assistant logs no warning about telwatch's MQTT", "\n".join(warnings[:10]))

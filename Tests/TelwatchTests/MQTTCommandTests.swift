@@ -103,6 +103,12 @@ final class MQTTCommandTests: CommandTestCase {
         return messages
     }
 
+    /// Whether telwatch's stderr comes to hold what `condition` looks for (bounded; woken by its writes).
+    func saysOnStderr(_ watch: TestProcess, timeout: Double = 10, _ condition: (String) -> Bool) -> Bool {
+        guard let path = watch.logPath else { return condition(watch.log()) }
+        return Files.waitUntil(path, timeout: timeout) { condition(watch.log()) }
+    }
+
     /// The calls' states in a `calls` payload.
     func callStates(_ payload: String) -> [String] {
         guard let array = try? JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [[String: Any]] else { return ["?"] }
@@ -543,19 +549,23 @@ final class MQTTCommandTests: CommandTestCase {
     static let sensorKeys = commonKeys.union(["last_reset_value_template", "options", "state_class",
                                               "suggested_display_precision", "unit_of_measurement"])
     static let eventKeys = commonKeys.union(["event_types"])
+    /// `button.mqtt`: no state, a command instead.
+    static let buttonKeys = commonKeys.subtracting(["expire_after", "force_update", "state_topic", "value_template"])
+        .union(["command_template", "command_topic", "payload_press", "retain"])
     static let originKeys: Set<String> = ["name", "sw_version", "support_url"]
-    /// Every config telwatch publishes, by component and object: with a history, without screening.
+    /// Every config telwatch publishes, by component and object: with a history and commands, without screening.
     static let entities: [String: String] = [
         "ringing": "binary_sensor", "call_live": "binary_sensor", "call_state": "sensor", "last_caller": "sensor",
         "missed_unseen": "sensor", "live_calls": "sensor", "last_missed_caller": "sensor", "last_call_time": "sensor",
         "last_call_direction": "sensor", "last_call_duration": "sensor", "call": "event",
+        "reject": "button", "silence": "button",
     ]
     static let deviceKeys: Set<String> = ["configuration_url", "connections", "hw_version", "identifiers", "manufacturer",
                                           "model", "model_id", "name", "serial_number", "suggested_area", "sw_version",
                                           "via_device"]
 
     /// Every discovery config telwatch publishes (an empty one removes its entity), by topic.
-    func discoveryConfigs(_ sub: TestProcess, count: Int = 12) -> [String: MQTTMessage] {
+    func discoveryConfigs(_ sub: TestProcess, count: Int = 14) -> [String: MQTTMessage] {
         var configs: [String: MQTTMessage] = [:]
         while configs.count < count, let line = sub.readLine(timeout: 15), let message = MQTTMessage(line) {
             configs[message.topic] = message
@@ -567,9 +577,9 @@ final class MQTTCommandTests: CommandTestCase {
         try startModemManager()
         let sub = try subscriber(["homeassistant/#"])
         var lines: [String] = []
-        let watch = try startMQTTWatch(lines: &lines)
+        let watch = try startMQTTWatch(lines: &lines, ["--mqtt-commands"])
         let published = discoveryConfigs(sub)
-        XCTAssertEqual(published.count, 12, "\(published.keys)")
+        XCTAssertEqual(published.count, 14, "\(published.keys)")
         XCTAssertEqual(published.filter { $0.value.payload.isEmpty }.map(\.key),
                        ["homeassistant/sensor/telwatch_\(MQTTCommandTests.nodeSuffix)/blocked_today/config"],
                        "only the count of blocked calls is removed, without screening")
@@ -583,11 +593,21 @@ final class MQTTCommandTests: CommandTestCase {
             XCTAssertEqual(parts.count, 5, topic)
             XCTAssertEqual(parts.last, "config")
             XCTAssertTrue(parts[2...3].allSatisfy { $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" } })
-            let allowed = parts[1] == "sensor" ? Self.sensorKeys : parts[1] == "event" ? Self.eventKeys : Self.binarySensorKeys
+            let allowed = ["sensor": Self.sensorKeys, "event": Self.eventKeys, "button": Self.buttonKeys][String(parts[1])]
+                ?? Self.binarySensorKeys
             XCTAssertTrue(Set(config.keys).isSubset(of: allowed), "\(topic): \(Set(config.keys).subtracting(allowed))")
-            for key in ["name", "unique_id", "state_topic", "device"] { XCTAssertNotNil(config[key], "\(topic) \(key)") }
-            XCTAssertEqual(config["state_topic"] as? String, Self.root + (parts[1] == "event" ? "/call-event" : "/state"))
-            XCTAssertEqual(config["availability_topic"] as? String, Self.root + "/status")
+            if parts[1] == "button" {
+                for key in ["name", "unique_id", "command_topic", "payload_press", "device"] {
+                    XCTAssertNotNil(config[key], "\(topic) \(key)")
+                }
+                XCTAssertEqual(config["command_topic"] as? String, Self.root + "/command")
+                let availability = (config["availability"] as? [[String: Any]] ?? []).compactMap { $0["topic"] as? String }
+                XCTAssertEqual(availability, [Self.root + "/status", Self.root + "/ringing-call"], topic)
+            } else {
+                for key in ["name", "unique_id", "state_topic", "device"] { XCTAssertNotNil(config[key], "\(topic) \(key)") }
+                XCTAssertEqual(config["state_topic"] as? String, Self.root + (parts[1] == "event" ? "/call-event" : "/state"))
+                XCTAssertEqual(config["availability_topic"] as? String, Self.root + "/status")
+            }
             if parts[1] == "binary_sensor" { XCTAssertNotNil(config["device_class"], "\(topic): a binary sensor's class") }
             let device = try XCTUnwrap(config["device"] as? [String: Any])
             XCTAssertTrue(Set(device.keys).isSubset(of: Self.deviceKeys), "\(device.keys)")
@@ -598,7 +618,7 @@ final class MQTTCommandTests: CommandTestCase {
             XCTAssertFalse((device["identifiers"] as? [String] ?? []).isEmpty, "one device per host")
             uniqueIDs.insert(config["unique_id"] as? String ?? "")
         }
-        XCTAssertEqual(uniqueIDs.count, 11)
+        XCTAssertEqual(uniqueIDs.count, 13)
         XCTAssertEqual(configs.first { $0.key.hasSuffix("/live_calls/config") }?.value["entity_category"] as? String,
                        "diagnostic")
         XCTAssertEqual(configs.first { $0.key.hasSuffix("/call/config") }?.value["event_types"] as? [String],
@@ -608,7 +628,7 @@ final class MQTTCommandTests: CommandTestCase {
         watch.terminate()
         let off = try startMQTTWatch(lines: &lines, config: ["mqtt-homeassistant = false"])
         let removed = discoveryConfigs(sub)
-        XCTAssertEqual(removed.count, 12, "\(removed.keys)")
+        XCTAssertEqual(removed.count, 14, "\(removed.keys)")
         XCTAssertTrue(removed.values.allSatisfy(\.payload.isEmpty), "\(removed.filter { !$0.value.payload.isEmpty }.keys)")
         off.terminate()
         let retained = try subscriber(["homeassistant/#"])
@@ -654,9 +674,9 @@ final class MQTTCommandTests: CommandTestCase {
     /// Call screening on: the retained state counts the calls it blocked today (Home Assistant's
     /// "Calls blocked today"), and a blocked call never rings there (a TV paused for a blocked
     /// call is what screening prevents); a silenced call is no blocked call. With `--mqtt-commands`,
-    /// `silence CALL_ID` on TOPIC/command stops a ringing call's ring; anything else (a retained
-    /// message among them) is refused with one line a kind. Without it telwatch does not subscribe.
-    func testScreeningCountsBlockedCallsAndSilenceIsTheOneCommand() throws {
+    /// `silence CALL_ID` on TOPIC/command stops a ringing call's ring; what is not a command (a
+    /// retained message among them) is refused with one line a kind. Without it telwatch does not subscribe.
+    func testScreeningCountsBlockedCallsAndCommandsAreTakenOnlyWithTheOption() throws {
         try startModemManager()
         let rules = logind.directory + "/screening.conf"
         try "block +1900*\n".write(toFile: rules, atomically: true, encoding: .utf8)
@@ -704,17 +724,21 @@ final class MQTTCommandTests: CommandTestCase {
         XCTAssertEqual(silenced["action"] as? String, "silence")
         XCTAssertEqual(silenced["rule"] as? String, "user")
 
-        // Anything else: nothing happens, one line a kind.
-        try broker.publish(command, "hangup \(id)")
+        // What is not a command: nothing happens, one line a kind.
+        try broker.publish(command, "reboot \(id)")
+        try broker.publish(command, "reboot now")
         try broker.publish(command, "reject everything")
         try control("RemoteHangup", [.objectPath(try ObjectPath(call))])
         self.lines(watch, until: "run-stopped", into: &lines)
         func refusals() -> [Substring] {
             watch.log().split(separator: "\n").filter { $0.contains("a command on \(command) was refused") }
         }
-        XCTAssertTrue(logind.run(until: { refusals().count == 2 }), watch.log())
+        XCTAssertTrue(saysOnStderr(watch) { _ in refusals().count == 3 }, watch.log())
         XCTAssertTrue(refusals().contains { $0.contains("a retained message is not a command") }, watch.log())
-        XCTAssertTrue(refusals().contains { $0.contains("only `silence CALL_ID` is taken") }, watch.log())
+        XCTAssertTrue(refusals().contains {
+            $0.contains("only `silence`, `hangup` (or `reject`), `answer` and `tones` are taken")
+        }, watch.log())
+        XCTAssertTrue(refusals().contains { $0.contains("reject takes `reject CALL_ID` or `reject ringing`") }, watch.log())
         XCTAssertEqual(lines.filter { JSONLine.object($0)?["event"] as? String == "screened" }.count, 2, "\(lines)")
         XCTAssertEqual(counts.last, 1, "a silenced call is not blocked: \(counts)")
         watch.terminate()
@@ -726,6 +750,62 @@ final class MQTTCommandTests: CommandTestCase {
         XCTAssertNotNil(sub.nextMessage(on: Self.root + "/state"))
         plain.terminate()
         XCTAssertEqual(subscriptions(), before, "no command topic without --mqtt-commands")
+    }
+
+    /// With `--mqtt-commands`, TOPIC/ringing-call is `online` while exactly one call rings (Home
+    /// Assistant's Reject and Silence buttons are available only then), and `silence ringing` and
+    /// `reject ringing` (what those buttons send) act on that call; with none or two ringing they
+    /// are refused, and `hangup CALL_ID` names one of two. Each act is an `acted` event by `mqtt`,
+    /// on the event stream and on TOPIC/events.
+    func testTheButtonsCommandsActOnTheOneRingingCall() throws {
+        try startModemManager()
+        let command = Self.root + "/command"
+        let ringingCall = Self.root + "/ringing-call"
+        let sub = try subscriber([ringingCall, Self.events])
+        var lines: [String] = []
+        let watch = try startMQTTWatch(lines: &lines, ["--mqtt-commands"])
+        func refused(_ why: String) -> Bool {
+            saysOnStderr(watch) { $0.contains("a command on \(command) was refused: \(why)") }
+        }
+        func ringing(_ payload: String) -> Bool { sub.nextMessage(on: ringingCall, where: { $0.payload == payload }) != nil }
+        func lastID() -> String { JSONLine.object(lines.last ?? "")?["call_id"] as? String ?? "?" }
+
+        XCTAssertTrue(ringing("offline"))
+        try broker.publish(command, "silence ringing")
+        XCTAssertTrue(refused("silence ringing: no call rings"), watch.log())
+
+        _ = try ring("+15550031")
+        self.lines(watch, until: "incoming", into: &lines)
+        let first = lastID()
+        XCTAssertTrue(ringing("online"), "one call rings")
+        try broker.publish(command, "silence ringing")
+        self.lines(watch, until: "screened", into: &lines)
+        XCTAssertEqual(JSONLine.object(lines.last ?? "")?["call_id"] as? String, first)
+        XCTAssertEqual(JSONLine.object(lines.last ?? "")?["action"] as? String, "silence")
+
+        _ = try ring("+15550032")
+        self.lines(watch, until: "incoming", into: &lines)
+        let second = lastID()
+        XCTAssertTrue(ringing("offline"), "two ring: neither is the ringing call")
+        try broker.publish(command, "reject ringing")
+        XCTAssertTrue(refused("reject ringing: 2 calls ring; name one by its call_id"), watch.log())
+        try broker.publish(command, "hangup \(second)")
+        self.lines(watch, until: "disconnected", into: &lines)
+        XCTAssertEqual(lastID(), second)
+        XCTAssertTrue(ringing("online"), "the silenced call still rings at the far end")
+
+        try broker.publish(command, "reject ringing")
+        self.lines(watch, until: "disconnected", into: &lines)
+        XCTAssertEqual(lastID(), first)
+        XCTAssertTrue(ringing("offline"))
+        let acted = { lines.compactMap(JSONLine.object).filter { $0["event"] as? String == "acted" } }
+        if acted().count < 2 { self.lines(watch, until: "acted", into: &lines) }
+        if acted().count < 2 { self.lines(watch, until: "acted", into: &lines) }
+        XCTAssertEqual(acted().map { "\($0["act"] as? String ?? "?") \($0["call_id"] as? String ?? "?") "
+                                     + "\($0["by"] as? String ?? "?") \($0["result"] as? String ?? "?")" },
+                       ["hangup \(second) mqtt ok", "hangup \(first) mqtt ok"])
+        let published = sub.nextMessage(on: Self.events, where: { $0.object?["event"] as? String == "acted" })
+        XCTAssertEqual(published?.object?["by"] as? String, "mqtt")
     }
 
     /// Each call's outcome is one message on TOPIC/call-event (Home Assistant's "Call" event

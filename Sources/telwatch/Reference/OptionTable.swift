@@ -114,8 +114,9 @@ enum OptionTable {
                    key: "mqtt-homeassistant", change: .restart, group: .mqtt),
         OptionSpec("--mqtt-discovery-prefix", "TOPIC", "Home Assistant's discovery prefix (default homeassistant)", commands: watchLike,
                    key: "mqtt-discovery-prefix", change: .restart, group: .mqtt),
-        OptionSpec("--mqtt-commands", "take commands from TOPIC/command: only `silence CALL_ID`, which stops a "
-                   + "ringing call's ring (off by default)", commands: watchLike, key: "mqtt-commands", change: .restart,
+        OptionSpec("--mqtt-commands", "take commands from TOPIC/command: `silence`, `hangup` (or `reject`) and "
+                   + "`answer` of a CALL_ID or the one `ringing` call, `tones CALL_ID DIGITS`; Home Assistant gets "
+                   + "Reject and Silence buttons (off by default)", commands: watchLike, key: "mqtt-commands", change: .restart,
                    group: .mqtt),
         OptionSpec(nil, "quiet|normal|verbose", "how much goes to stdout and stderr (default normal)",
                    commands: watchLike, key: "verbosity", change: .reload, kind: .words(["quiet", "normal", "verbose"]),

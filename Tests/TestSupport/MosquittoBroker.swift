@@ -1,21 +1,19 @@
 import Foundation
 import Glibc
 import Loop
-import TestSupport
-import XCTest
 
 /// Debian's `mosquitto` broker, started by a test on 127.0.0.1 with a port of its own and a config
 /// file of the test (never any other address), and `mosquitto_sub` as the independent subscriber.
 /// Both are processes of the test's fixture: killed by PID when the test ends, also on failure.
-final class MosquittoBroker {
-    let fixture: BusFixture
-    let port: Int
-    let directory: String
-    private(set) var process: TestProcess?
+public final class MosquittoBroker {
+    public let fixture: BusFixture
+    public let port: Int
+    public let directory: String
+    public private(set) var process: TestProcess?
     /// Extra lines of the config file (an auth or TLS variant).
-    let extraConfig: [String]
+    public let extraConfig: [String]
 
-    init(fixture: BusFixture, directory: String, extraConfig: [String] = []) throws {
+    public init(fixture: BusFixture, directory: String, extraConfig: [String] = []) throws {
         self.fixture = fixture
         self.directory = directory
         self.extraConfig = extraConfig
@@ -23,11 +21,11 @@ final class MosquittoBroker {
         try start()
     }
 
-    var url: String { "mqtt://127.0.0.1:\(port)" }
+    public var url: String { "mqtt://127.0.0.1:\(port)" }
 
     /// Starts the broker and waits (bounded) until it listens. Persistence is on, so a subscriber's
     /// session and its queued QoS 1 messages survive a restart of the broker.
-    func start() throws {
+    public func start() throws {
         var lines = ["listener \(port) 127.0.0.1", "persistence true", "persistence_location \(directory)/",
                      "log_dest stdout", "log_type all", "user root"]
         if !extraConfig.contains(where: { $0.hasPrefix("allow_anonymous") }) { lines.append("allow_anonymous true") }
@@ -43,20 +41,26 @@ final class MosquittoBroker {
     }
 
     /// Stops the broker (SIGTERM: it saves its sessions, as a broker restarted by its supervisor does).
-    func stop() {
+    public func stop() {
         process?.signal(SIGTERM)
         _ = process?.wait(timeout: 10)
         process = nil
     }
 
     /// Waits for a line of the broker's log.
-    func waitForLog(_ text: String, timeout: Double = 15) -> String? {
+    public func waitForLog(_ text: String, timeout: Double = 15) -> String? {
         process?.readLine(timeout: timeout, where: { $0.contains(text) })
+    }
+
+    /// Reads what the broker has logged so far, without waiting: a test that publishes much and
+    /// waits for no log line keeps the broker's stdout pipe from filling, which would block it.
+    public func drainLog() {
+        while process?.readLine(timeout: 0.001) != nil {}
     }
 
     /// `mosquitto_sub -v` on `topics`: one line per message, "TOPIC PAYLOAD". `session` keeps a
     /// persistent session under that client id, so nothing is lost while the broker restarts.
-    func subscribe(_ topics: [String], session: String? = nil, extra: [String] = []) throws -> TestProcess {
+    public func subscribe(_ topics: [String], session: String? = nil, extra: [String] = []) throws -> TestProcess {
         var arguments = ["stdbuf", "-oL", "mosquitto_sub", "-h", "127.0.0.1", "-p", String(port), "-q", "1", "-v"] + extra
         if let session { arguments += ["-c", "-i", session] }
         for topic in topics { arguments += ["-t", topic] }
@@ -65,13 +69,13 @@ final class MosquittoBroker {
     }
 
     /// `mosquitto_pub` of one message (QoS 1, so it has reached the broker when it returns).
-    func publish(_ topic: String, _ payload: String, retain: Bool = false) throws {
+    public func publish(_ topic: String, _ payload: String, retain: Bool = false) throws {
         let result = try fixture.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", String(port), "-q", "1", "-t", topic,
                                       "-m", payload] + (retain ? ["-r"] : []))
-        XCTAssertEqual(result.status, .exited(0), result.log)
+        guard result.status == .exited(0) else { throw FixtureError("mosquitto_pub failed:\n" + result.log) }
     }
 
-    static func freePort() throws -> Int {
+    public static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
@@ -90,11 +94,11 @@ final class MosquittoBroker {
 }
 
 /// One message as `mosquitto_sub -v` prints it.
-struct MQTTMessage {
-    let topic: String
-    let payload: String
+public struct MQTTMessage {
+    public let topic: String
+    public let payload: String
 
-    init?(_ line: String) {
+    public init?(_ line: String) {
         guard let space = line.firstIndex(of: " ") else {
             // An empty payload: the topic alone.
             topic = line
@@ -107,12 +111,12 @@ struct MQTTMessage {
         payload = text == "(null)" ? "" : text
     }
 
-    var object: [String: Any]? { JSONLine.object(payload) }
+    public var object: [String: Any]? { JSONLine.object(payload) }
 }
 
 extension TestProcess {
     /// The next message on `topic` (others are skipped, and given to `skipped`).
-    func nextMessage(on topic: String, timeout: Double = 15, where predicate: (MQTTMessage) -> Bool = { _ in true },
+    public func nextMessage(on topic: String, timeout: Double = 15, where predicate: (MQTTMessage) -> Bool = { _ in true },
                      skipped: ((MQTTMessage) -> Void)? = nil) -> MQTTMessage? {
         let line = readLine(timeout: timeout, where: { line in
             guard let message = MQTTMessage(line) else { return false }
