@@ -54,7 +54,7 @@ complete -c telwatch -n 'not __fish_seen_subcommand_from status events answer ha
 complete -c telwatch -n 'not __fish_seen_subcommand_from status events answer hangup deflect tones dial doctor log block allow simulate demo' -l mqtt-max-message -x -d 'the largest message published, 1024 to 268435456'
 complete -c telwatch -n 'not __fish_seen_subcommand_from status events answer hangup deflect tones dial doctor log block allow simulate demo' -l mqtt-homeassistant -x -d 'publish Home Assistant discovery'
 complete -c telwatch -n 'not __fish_seen_subcommand_from status events answer hangup deflect tones dial doctor log block allow simulate demo' -l mqtt-discovery-prefix -x -d 'Home Assistant\'s discovery prefix'
-complete -c telwatch -n 'not __fish_seen_subcommand_from status events answer hangup deflect tones dial doctor log block allow simulate demo' -l mqtt-commands -d 'take commands from TOPIC/command: only `silence CALL_ID`, which stops a ringing call\'s ring'
+complete -c telwatch -n 'not __fish_seen_subcommand_from status events answer hangup deflect tones dial doctor log block allow simulate demo' -l mqtt-commands -d 'take commands from TOPIC/command: `silence`, `hangup`'
 complete -c telwatch -n 'not __fish_seen_subcommand_from status events answer hangup deflect tones dial doctor log block allow simulate demo' -l quiet -s q -d 'less on stdout and stderr'
 complete -c telwatch -n 'not __fish_seen_subcommand_from status events answer hangup deflect tones dial doctor log block allow simulate demo' -l verbose -s v -d 'more on stdout and stderr'
 complete -c telwatch -n 'not __fish_seen_subcommand_from status events answer hangup deflect tones dial doctor log block allow simulate demo' -l config -r -F -d 'KEY = VALUE settings'
