@@ -138,15 +138,13 @@ extension EndToEndTestCase {
         let traffic = try BusMonitor(session)
         let directory = world.fixture.directory
         let gate = directory + "/open-gate"
-        let received = directory + "/gate.json"
-        // Written whole, then renamed: the test waits for the file, never reads half of it.
+        let received = directory + "/gate.txt"
+        // /bin/sh, as every Debian root has it (the arm64 one has no python3); written whole, then
+        // renamed: the test waits for the file, never reads half of it. Its argv one a line, a
+        // "--", then its TELWATCH_* variables as env prints them (no value here holds a newline).
         try Files.write(gate, """
-            #!/usr/bin/python3
-            import json, os, sys
-            telwatch = {k: v for k, v in os.environ.items() if k.startswith("TELWATCH_")}
-            with open(sys.argv[1] + ".new", "w") as out:
-                json.dump({"argv": sys.argv, "env": telwatch}, out)
-            os.rename(sys.argv[1] + ".new", sys.argv[1])
+            #!/bin/sh
+            { printf '%s\\n' "$0" "$@"; echo --; env | grep '^TELWATCH_'; } > "$1.new" && mv "$1.new" "$1"
 
             """, mode: 0o755)
         let rules = directory + "/screening.conf"
@@ -170,9 +168,13 @@ extension EndToEndTestCase {
         XCTAssertEqual(screened["number"] as? String, hostile)
 
         XCTAssertTrue(Files.waitUntil(received, timeout: 10) { Files.exists(received) }, world.telwatchLog)
-        let dump = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(Files.bytes(received) ?? [])) as? [String: Any])
-        XCTAssertEqual(dump["argv"] as? [String], [gate, received, "--relay", "1"], "the rules' argv, nothing added")
-        let environment = try XCTUnwrap(dump["env"] as? [String: String])
+        let dump = String(decoding: Files.bytes(received) ?? [], as: UTF8.self).split(separator: "\n").map(String.init)
+        let separator = try XCTUnwrap(dump.firstIndex(of: "--"), dump.joined(separator: "\n"))
+        XCTAssertEqual(Array(dump[..<separator]), [gate, received, "--relay", "1"], "the rules' argv, nothing added")
+        let environment = Dictionary(dump[(separator + 1)...].compactMap { line -> (String, String)? in
+            guard let equals = line.firstIndex(of: "=") else { return nil }
+            return (String(line[..<equals]), String(line[line.index(after: equals)...]))
+        }, uniquingKeysWith: { first, _ in first })
         XCTAssertEqual(environment["TELWATCH_NUMBER"], hostile, "verbatim")
         XCTAssertEqual(environment["TELWATCH_EVENT"], "screened")
         XCTAssertEqual(environment["TELWATCH_SCREENED"], "reject")
