@@ -57,6 +57,13 @@ CONTROL (a call is named by its CLCC index; "last" or nothing means the newest c
                           matching REGEX: it is the Nth (from 1), SECONDS when it arrived on the
                           monotonic clock (the test's own); "error none" when no command
                           matches: at once, no waiting
+  sent-mark               "ok N": the number of unsolicited lines sent so far (to every
+                          connection at once: one count a line)
+  sent REGEX [SINCE]      "ok N SECONDS LINE" for the first unsolicited line sent (after the first
+                          SINCE) matching REGEX: it is the Nth (from 1), SECONDS when it went out
+                          on the monotonic clock, just before the write (as `seen`'s); "error
+                          none" when none matches yet: at once, no waiting ("drain" first waits
+                          for the codes queued for a quiet link): when a ring went out
   drain [TIMEOUT]         replies "ok" once every unsolicited code waiting for a quiet link has gone
                           out (at once when none waits), or "error timeout" after TIMEOUT seconds
                           (default 10): a test's next step then never crosses the last one's codes
@@ -184,6 +191,8 @@ class Modem:
         self.calls = []
         self.history = []  # every AT command line received, in order
         self.history_times = []  # when each arrived (time.monotonic())
+        self.sent = []  # every unsolicited line sent, in order (a benchmark's ring time)
+        self.sent_times = []  # when each went out (time.monotonic(), just before the writes)
         self.waiters = []  # (control connection, regex, deadline, since)
         self.drainers = []  # (control connection, deadline): "drain" waiting for self.pending to empty
         self.settings = {"ring-interval": 3.0, "dial-result": "OK",
@@ -253,6 +262,9 @@ class Modem:
                 self.log.write("[*] URC dropped, its call is no longer ringing: %s" % " / ".join(lines))
                 continue
             self.log.write("[*] URC %s" % " / ".join(lines))
+            now = time.monotonic()
+            self.sent += lines
+            self.sent_times += [now] * len(lines)
             for connection in list(self.connections):
                 connection.send_lines(list(lines))
         self.pending = []
@@ -852,6 +864,20 @@ class Modem:
             for number in range(since, len(self.history)):
                 if pattern.search(self.history[number]):
                     return "ok %d %.6f %s" % (number + 1, self.history_times[number], self.history[number])
+            return "error none"
+        if verb == "sent-mark":
+            return "ok %d" % len(self.sent)
+        if verb == "sent":
+            if not args:
+                return "error sent REGEX [SINCE]"
+            try:
+                pattern = re.compile(args[0])
+                since = int(args[1]) if len(args) > 1 else 0
+            except (re.error, ValueError) as error:
+                return "error %s" % error
+            for number in range(since, len(self.sent)):
+                if pattern.search(self.sent[number]):
+                    return "ok %d %.6f %s" % (number + 1, self.sent_times[number], self.sent[number])
             return "error none"
         return "error unknown command %s" % verb
 
