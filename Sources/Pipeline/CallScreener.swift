@@ -103,7 +103,8 @@ public final class CallScreener {
             } else if let since = numberless[call.id]?.since {
                 numberless[call.id] = (call, since)
             }
-        } else {
+        } else if !numberless.isEmpty {
+            // Most calls never are: a storm's every event would hash its id for nothing.
             numberless.removeValue(forKey: call.id)
         }
     }
