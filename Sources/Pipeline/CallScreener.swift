@@ -174,8 +174,10 @@ public final class CallScreener {
     /// `withheld`: a numberless call decided as a withheld caller. A number cut for its length
     /// (`CallText.isCut`) is no number any rule can judge, nor a withheld one: it rings (fail open).
     private func screen(_ call: CallSnapshot, now: Double, withheld: Bool = false) -> ScreenedCall? {
-        guard let rules, call.direction == .incoming, call.state == .incoming, !call.number.isEmpty || withheld,
-              !CallText.isCut(call.number), !call.initial, decided[call.id] == nil,
+        // The call's own fields first: the rules are copied only for a ringing call (a storm's
+        // events are not).
+        guard call.direction == .incoming, call.state == .incoming, !call.number.isEmpty || withheld,
+              let rules, !CallText.isCut(call.number), !call.initial, decided[call.id] == nil,
               !screenedIDs.contains(call.id) else { return nil }
         screenedIDs.insert(call.id)
         if screenedIDs.count > CallScreener.recentLimit { screenedIDs = [call.id] }
