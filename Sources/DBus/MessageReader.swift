@@ -52,6 +52,14 @@ public struct MessageReader {
         return String(cString: pointer)
     }
 
+    /// Reads a string and tells whether it is `expected`, compared in place with no string made
+    /// (a signal's interface argument, which a handler only compares).
+    public mutating func readString(equals expected: String) throws -> Bool {
+        let value = try readBasic(CDBUS_TYPE_STRING, "s")
+        guard let pointer = value.str else { return expected.isEmpty }
+        return expected.withCString { strcmp($0, pointer) == 0 }
+    }
+
     /// Reads one container (array, struct, dict entry or variant) with `body` positioned inside it.
     mutating func readContainer<T>(
         _ code: Int32, _ signature: @autoclosure () -> String, _ body: (inout MessageReader) throws -> T
