@@ -23,8 +23,7 @@ extension EventSchema {
         switch event {
         case .calls(let events, let time):
             for call in events {
-                let named = call.call.flatMap { contact($0.number) }
-                object { write(call, time: time, liveCalls: liveCalls, contact: named, into: &$0) }
+                object { write(call, time: time, liveCalls: liveCalls, contactOf: contact, into: &$0) }
             }
         case .run(let run):
             object { write(run, liveCalls: liveCalls, into: &$0) }

@@ -68,9 +68,34 @@ public struct EventSchema {
     /// `contact`: the `contact` key (`--contacts`, looked up once per event: `Delivery`); nil writes null.
     public func write<W: EventFieldWriter>(_ event: TrackerEvent, time: Double, liveCalls: Int, contact: String?,
                                           into writer: inout W) -> Bool {
-        guard let name = EventSchema.name(of: event), let call = event.call else { return false }
-        let previous: String?
-        if case .transition(_, let before) = event { previous = before?.rawValue } else { previous = call.state.rawValue }
+        write(event, time: time, liveCalls: liveCalls, contactOf: { _ in contact }, into: &writer)
+    }
+
+    /// `contactOf`: the contact of the call's number. The event's call is taken out of it once
+    /// (a storm writes one line per signal, and each copy of a call retains its every string).
+    func write<W: EventFieldWriter>(_ event: TrackerEvent, time: Double, liveCalls: Int,
+                                   contactOf: (String) -> String?, into writer: inout W) -> Bool {
+        switch event {
+        case .transition(let call, let before):
+            writeCall(call, as: CallHookEvent(call.state), previous: before?.rawValue, time: time, liveCalls: liveCalls,
+                      contact: contactOf(call.number), into: &writer)
+        case .updated(let call):
+            writeCall(call, as: .updated, previous: call.state.rawValue, time: time, liveCalls: liveCalls,
+                      contact: contactOf(call.number), into: &writer)
+        case .missed(let call):
+            writeCall(call, as: .missed, previous: call.state.rawValue, time: time, liveCalls: liveCalls,
+                      contact: contactOf(call.number), into: &writer)
+        case .busy, .idle, .announced, .withdrawn:
+            return false
+        }
+        return true
+    }
+
+    /// A call event's keys (`name(of:)` names it; `previous` is the state before a transition,
+    /// else the call's own).
+    private func writeCall<W: EventFieldWriter>(_ call: CallSnapshot, as name: CallHookEvent, previous: String?,
+                                               time: Double, liveCalls: Int, contact: String?,
+                                               into writer: inout W) {
         writer.add("event", name.rawValue)
         writer.add("time", time: time)
         // What changes from one event of a call to the next (its state, its reason) is written
@@ -106,7 +131,6 @@ public struct EventSchema {
             writer.add("duration", seconds: call.duration)
         }
         writer.add("live_calls", liveCalls)
-        return true
     }
 
     /// What the modem is (docs/modem-stacks.md §11): null for what the stack does not say. The
