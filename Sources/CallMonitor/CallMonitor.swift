@@ -155,8 +155,11 @@ public final class CallMonitor {
         }
         let outputs = tracker.apply(event, at: now)
         guard !outputs.isEmpty else { return }
-        // Tones a call still holds were heard before it ended: they are told first.
-        for case .transition(let call, _) in outputs where call.state == .disconnected { toneGate?.callEnds(call.id) }
+        // Tones a call still holds were heard before it ended: they are told first. Most events
+        // find the gate empty, and skip copying their calls out to ask.
+        if let toneGate, !toneGate.isEmpty {
+            for case .transition(let call, _) in outputs where call.state == .disconnected { toneGate.callEnds(call.id) }
+        }
         onEvents(outputs, now)
     }
 

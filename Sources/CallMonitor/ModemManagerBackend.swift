@@ -450,9 +450,9 @@ public final class ModemManagerBackend: LinkedBackend {
         var properties = ModemManagerCallProperties()
         var problems: [String] = []
         do {
-            let interface = try reader.read(String.self)
+            let isCall = try reader.readString(equals: ModemManagerBus.call)
             decodedSignals &+= 1
-            guard interface == ModemManagerBus.call else { return }
+            guard isCall else { return }
             try reader.readProperties { name, value in
                 guard ModemManagerCallProperties.isUsed(name) else { return }
                 properties.apply(name, try value.readValue(), problems: &problems)

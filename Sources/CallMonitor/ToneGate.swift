@@ -28,6 +28,9 @@ final class ToneGate {
     /// Whether tones wait for their turn on the timer (never while none wait).
     var isArmed: Bool { timer?.isArmed ?? false }
 
+    /// Nothing waits and no call's tones were told: a call's end has nothing to clear here.
+    var isEmpty: Bool { waiting.isEmpty && lastSent.isEmpty }
+
     init(loop: EventLoop, monotonic: @escaping () -> Double = monotonicNow,
          deliver: @escaping (HeardTones, Double) -> Void) {
         self.loop = loop

@@ -52,6 +52,14 @@ public struct MessageReader {
         return String(cString: pointer)
     }
 
+    /// Reads a string and tells whether it is `expected`, compared in place with no string made
+    /// (a signal's interface argument, which a handler only compares).
+    public mutating func readString(equals expected: String) throws -> Bool {
+        let value = try readBasic(CDBUS_TYPE_STRING, "s")
+        guard let pointer = value.str else { return expected.isEmpty }
+        return expected.withCString { strcmp($0, pointer) == 0 }
+    }
+
     /// Reads one container (array, struct, dict entry or variant) with `body` positioned inside it.
     mutating func readContainer<T>(
         _ code: Int32, _ signature: @autoclosure () -> String, _ body: (inout MessageReader) throws -> T
@@ -101,15 +109,40 @@ public struct MessageReader {
     /// and a reader positioned inside its variant; whatever it does not read is skipped. For a
     /// handler that wants a few properties of a set (a signal's worth of changes), this costs
     /// what those few cost.
+    /// The array and its entries are walked with libdbus's iterators alone, and one reader serves
+    /// every entry's value: half of a storm's signals come here, and a reader per container
+    /// costs a copy and a release of the message each.
     public mutating func readProperties(_ visit: (String, inout MessageReader) throws -> Void) throws {
-        try readContainer(CDBUS_TYPE_ARRAY, "a{sv}") { entries in
-            while !entries.isAtEnd {
-                try entries.readContainer(CDBUS_TYPE_DICT_ENTRY, "{sv}") { entry in
-                    let name = try entry.readString(CDBUS_TYPE_STRING, "s")
-                    try entry.readContainer(CDBUS_TYPE_VARIANT, "v") { value in try visit(name, &value) }
-                }
-            }
+        try expect(CDBUS_TYPE_ARRAY, "a{sv}")
+        var entries = DBusMessageIter()
+        dbus_message_iter_recurse(&iter, &entries)
+        var value = MessageReader(parent: self)
+        while dbus_message_iter_get_arg_type(&entries) != CDBUS_TYPE_INVALID {
+            try MessageReader.expect(CDBUS_TYPE_DICT_ENTRY, "{sv}", at: &entries)
+            var entry = DBusMessageIter()
+            dbus_message_iter_recurse(&entries, &entry)
+            try MessageReader.expect(CDBUS_TYPE_STRING, "s", at: &entry)
+            var name = DBusBasicValue()
+            dbus_message_iter_get_basic(&entry, &name)
+            dbus_message_iter_next(&entry)
+            try MessageReader.expect(CDBUS_TYPE_VARIANT, "v", at: &entry)
+            dbus_message_iter_recurse(&entry, &value.iter)
+            try visit(name.str.map { String(cString: $0) } ?? "", &value)
+            dbus_message_iter_next(&entries)
         }
+        dbus_message_iter_next(&iter)
+    }
+
+    /// `expect` for an iterator of libdbus's own: the same error, with the signature found there.
+    private static func expect(_ code: Int32, _ signature: String, at iter: inout DBusMessageIter) throws {
+        guard dbus_message_iter_get_arg_type(&iter) != code else { return }
+        // What `currentSignature` says there.
+        var actual = ""
+        if dbus_message_iter_get_arg_type(&iter) != CDBUS_TYPE_INVALID, let raw = dbus_message_iter_get_signature(&iter) {
+            actual = String(cString: raw)
+            dbus_free(raw)
+        }
+        throw DBusError.typeMismatch(expected: signature, actual: actual)
     }
 
     /// Reads a variant's content, whatever its type.

@@ -61,6 +61,13 @@ public final class NameOwnerWatch {
         return sender == owner
     }
 
+    /// True when `message` was sent by the name's current owner: its sender compared in place,
+    /// with no string made (every signal a subscription delivers is checked).
+    func isOwner(of message: Message) -> Bool {
+        guard let owner else { return false }
+        return message.headerField(.sender, equals: owner)
+    }
+
     public func cancel() {
         subscription?.cancel()
         subscription = nil

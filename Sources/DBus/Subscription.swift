@@ -23,7 +23,7 @@ public final class Subscription {
     }
 
     func deliver(_ message: Message) {
-        if let owner, !owner.isOwner(message.sender) {
+        if let owner, !owner.isOwner(of: message) {
             onRejected?(message)
             return
         }

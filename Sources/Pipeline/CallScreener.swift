@@ -103,7 +103,8 @@ public final class CallScreener {
             } else if let since = numberless[call.id]?.since {
                 numberless[call.id] = (call, since)
             }
-        } else {
+        } else if !numberless.isEmpty {
+            // Most calls never are: a storm's every event would hash its id for nothing.
             numberless.removeValue(forKey: call.id)
         }
     }
@@ -173,8 +174,10 @@ public final class CallScreener {
     /// `withheld`: a numberless call decided as a withheld caller. A number cut for its length
     /// (`CallText.isCut`) is no number any rule can judge, nor a withheld one: it rings (fail open).
     private func screen(_ call: CallSnapshot, now: Double, withheld: Bool = false) -> ScreenedCall? {
-        guard let rules, call.direction == .incoming, call.state == .incoming, !call.number.isEmpty || withheld,
-              !CallText.isCut(call.number), !call.initial, decided[call.id] == nil,
+        // The call's own fields first: the rules are copied only for a ringing call (a storm's
+        // events are not).
+        guard call.direction == .incoming, call.state == .incoming, !call.number.isEmpty || withheld,
+              let rules, !CallText.isCut(call.number), !call.initial, decided[call.id] == nil,
               !screenedIDs.contains(call.id) else { return nil }
         screenedIDs.insert(call.id)
         if screenedIDs.count > CallScreener.recentLimit { screenedIDs = [call.id] }

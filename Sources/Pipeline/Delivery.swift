@@ -14,15 +14,23 @@ public final class Delivery {
     public let schema: EventSchema
     private let contacts: [(number: String, name: String?)]
     private let seconds: RFC3339Seconds?
+    private let parts: CallLineParts?
     private var built: [JSONObject]?
 
     /// `contacts`: the book the numbers are looked up in, once each, now.
-    public init(_ event: PipelineEvent, liveCalls: Int, schema: EventSchema = EventSchema(),
+    public convenience init(_ event: PipelineEvent, liveCalls: Int, schema: EventSchema = EventSchema(),
                 contacts: ContactDirectory? = nil, seconds: RFC3339Seconds? = nil) {
+        self.init(event, liveCalls: liveCalls, schema: schema, contacts: contacts, seconds: seconds, parts: nil)
+    }
+
+    /// `parts`: the live calls' line parts that stay the same (`CallLineParts`), kept by the pipeline.
+    init(_ event: PipelineEvent, liveCalls: Int, schema: EventSchema, contacts: ContactDirectory?,
+         seconds: RFC3339Seconds?, parts: CallLineParts?) {
         self.event = event
         self.liveCalls = liveCalls
         self.schema = schema
         self.seconds = seconds
+        self.parts = parts
         self.contacts = contacts.map { Delivery.lookUp(event, in: $0) } ?? []
     }
 
@@ -37,7 +45,9 @@ public final class Delivery {
     public var records: [JSONObject] {
         if let built { return built }
         var objects: [JSONObject] = []
-        schema.records(of: event, liveCalls: liveCalls, seconds: seconds, contact: contact(of:)) { objects.append($0) }
+        schema.records(of: event, liveCalls: liveCalls, seconds: seconds, parts: parts, contact: contact(of:)) {
+            objects.append($0)
+        }
         built = objects
         return objects
     }

@@ -16,6 +16,8 @@ public final class EventPipeline {
     public var schema: EventSchema
     private let contacts: ContactDirectory?
     private let seconds = RFC3339Seconds()
+    /// What stays the same of each live call's lines, kept from one to the next (bounded by the live calls).
+    private let lineParts = CallLineParts()
 
     /// `liveCalls` tells how many calls are live now; every event is stamped with it when sent,
     /// and with the contacts (`--contacts`) of the numbers it names.
@@ -31,7 +33,8 @@ public final class EventPipeline {
     }
 
     public func send(_ event: PipelineEvent) {
-        queue.append(Delivery(event, liveCalls: liveCalls(), schema: schema, contacts: contacts, seconds: seconds))
+        queue.append(Delivery(event, liveCalls: liveCalls(), schema: schema, contacts: contacts, seconds: seconds,
+                              parts: lineParts))
         guard !isDelivering else { return }
         isDelivering = true
         var next = 0

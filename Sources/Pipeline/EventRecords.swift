@@ -8,17 +8,22 @@ extension EventSchema {
     /// `contact` gives a call's contact (`Delivery.contact(of:)`).
     public func records(of event: PipelineEvent, liveCalls: Int, seconds: RFC3339Seconds? = nil,
                         contact: (String) -> String? = { _ in nil }, _ body: (inout JSONObject) -> Void) {
+        records(of: event, liveCalls: liveCalls, seconds: seconds, parts: nil, contact: contact, body)
+    }
+
+    /// `parts`: the live calls' parts that stay the same, kept by a writer of every line (`EventPipeline`).
+    func records(of event: PipelineEvent, liveCalls: Int, seconds: RFC3339Seconds?, parts: CallLineParts?,
+                 contact: (String) -> String?, _ body: (inout JSONObject) -> Void) {
         // Each object is made where it is written: none for an event that is not data, and no
         // spare one allocated and thrown away before a batch's first call event.
         func object(_ write: (inout JSONObject) -> Bool) {
-            var object = JSONObject(seconds: seconds)
+            var object = JSONObject(seconds: seconds, parts: parts)
             if write(&object) { body(&object) }
         }
         switch event {
         case .calls(let events, let time):
             for call in events {
-                let named = call.call.flatMap { contact($0.number) }
-                object { write(call, time: time, liveCalls: liveCalls, contact: named, into: &$0) }
+                object { write(call, time: time, liveCalls: liveCalls, contactOf: contact, into: &$0) }
             }
         case .run(let run):
             object { write(run, liveCalls: liveCalls, into: &$0) }

@@ -14,9 +14,19 @@ public protocol EventFieldWriter {
     mutating func add(_ name: StaticString, seconds value: Double?)
     /// A wall-clock moment, or null.
     mutating func add(_ name: StaticString, time value: Double?)
+    /// Fields of `call` that stay the same through most of its events, written by `fields` (`part`
+    /// numbers them in the line's order, from 0). A writer may write again what it wrote for the same
+    /// fields of the same call (`JSONObject` keeps them per live call); by default `fields` writes them.
+    mutating func add(stable part: Int, of call: CallSnapshot, contact: String?, redacted: Bool,
+                      _ fields: (inout Self) -> Void)
 }
 
 extension EventFieldWriter {
+    public mutating func add(stable part: Int, of call: CallSnapshot, contact: String?, redacted: Bool,
+                             _ fields: (inout Self) -> Void) {
+        fields(&self)
+    }
+
     mutating func add(_ name: StaticString, _ value: FieldValue) {
         switch value {
         case .text(let text): add(name, text)
@@ -58,34 +68,69 @@ public struct EventSchema {
     /// `contact`: the `contact` key (`--contacts`, looked up once per event: `Delivery`); nil writes null.
     public func write<W: EventFieldWriter>(_ event: TrackerEvent, time: Double, liveCalls: Int, contact: String?,
                                           into writer: inout W) -> Bool {
-        guard let name = EventSchema.name(of: event), let call = event.call else { return false }
-        let previous: String?
-        if case .transition(_, let before) = event { previous = before?.rawValue } else { previous = call.state.rawValue }
+        write(event, time: time, liveCalls: liveCalls, contactOf: { _ in contact }, into: &writer)
+    }
+
+    /// `contactOf`: the contact of the call's number. The event's call is taken out of it once
+    /// (a storm writes one line per signal, and each copy of a call retains its every string).
+    func write<W: EventFieldWriter>(_ event: TrackerEvent, time: Double, liveCalls: Int,
+                                   contactOf: (String) -> String?, into writer: inout W) -> Bool {
+        switch event {
+        case .transition(let call, let before):
+            writeCall(call, as: CallHookEvent(call.state), previous: before?.rawValue, time: time, liveCalls: liveCalls,
+                      contact: contactOf(call.number), into: &writer)
+        case .updated(let call):
+            writeCall(call, as: .updated, previous: call.state.rawValue, time: time, liveCalls: liveCalls,
+                      contact: contactOf(call.number), into: &writer)
+        case .missed(let call):
+            writeCall(call, as: .missed, previous: call.state.rawValue, time: time, liveCalls: liveCalls,
+                      contact: contactOf(call.number), into: &writer)
+        case .busy, .idle, .announced, .withdrawn:
+            return false
+        }
+        return true
+    }
+
+    /// A call event's keys (`name(of:)` names it; `previous` is the state before a transition,
+    /// else the call's own).
+    private func writeCall<W: EventFieldWriter>(_ call: CallSnapshot, as name: CallHookEvent, previous: String?,
+                                               time: Double, liveCalls: Int, contact: String?,
+                                               into writer: inout W) {
         writer.add("event", name.rawValue)
         writer.add("time", time: time)
-        writer.add("call_id", call.id)
-        writer.add("backend", call.key.backend.rawValue)
-        writer.add("modem", call.modem.eventValue)
-        writeIdentity(of: call, into: &writer)
-        writer.add("path", call.key.path)
+        // What changes from one event of a call to the next (its state, its reason) is written
+        // each time; the parts between, a writer may keep (`add(stable:)`).
+        let redacted = redactNumbers
+        writer.add(stable: 0, of: call, contact: contact, redacted: redacted) { writer in
+            writer.add("call_id", call.id)
+            writer.add("backend", call.key.backend.rawValue)
+            writer.add("modem", call.modem.eventValue)
+            writeIdentity(of: call, into: &writer)
+            writer.add("path", call.key.path)
+        }
         writer.add("state", call.state.rawValue)
         writer.add("previous", previous)
         writer.add("detail", call.detail?.rawValue)
-        writer.add("direction", call.direction.rawValue)
-        writer.add("number", number(call.number))
-        writer.add("name", call.name)
-        writer.add("contact", contact)
+        writer.add(stable: 1, of: call, contact: contact, redacted: redacted) { writer in
+            writer.add("direction", call.direction.rawValue)
+            writer.add("number", number(call.number))
+            writer.add("name", call.name)
+            writer.add("contact", contact)
+        }
         writer.add("reason", call.reason?.word)
-        writer.add("multiparty", call.multiparty)
-        writer.add("initial", call.initial)
-        writer.add("resumed", call.resumed)
-        writer.add("missed", call.missed)
-        writer.add("first_seen", time: call.firstSeen)
-        writer.add("connected_at", time: call.connectedAt)
-        writer.add("ended_at", time: call.endedAt)
-        writer.add("duration", seconds: call.duration)
+        writer.add(stable: 2, of: call, contact: contact, redacted: redacted) { writer in
+            writer.add("multiparty", call.multiparty)
+            writer.add("initial", call.initial)
+            writer.add("resumed", call.resumed)
+            writer.add("missed", call.missed)
+            writer.add("first_seen", time: call.firstSeen)
+        }
+        writer.add(stable: 3, of: call, contact: contact, redacted: redacted) { writer in
+            writer.add("connected_at", time: call.connectedAt)
+            writer.add("ended_at", time: call.endedAt)
+            writer.add("duration", seconds: call.duration)
+        }
         writer.add("live_calls", liveCalls)
-        return true
     }
 
     /// What the modem is (docs/modem-stacks.md §11): null for what the stack does not say. The

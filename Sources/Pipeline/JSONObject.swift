@@ -1,3 +1,4 @@
+import CallMonitor
 import Glibc
 
 /// One JSON object written in a fixed key order: the JSON Lines schema is stable and readable.
@@ -7,11 +8,22 @@ public struct JSONObject: EventFieldWriter {
     public private(set) var bytes: [UInt8]
     private var empty = true
     private let seconds: RFC3339Seconds?
+    /// The live calls' parts that stay the same from one line to the next (`add(stable:)`).
+    private let parts: CallLineParts?
+    /// The parts of the call this line is about, found by its first part.
+    private var entry: CallLineParts.Entry?
 
     /// `seconds`: a writer of many lines keeps one, so that a second already written is not
     /// broken into calendar fields again.
     public init(seconds: RFC3339Seconds? = nil) {
+        self.init(seconds: seconds, parts: nil)
+    }
+
+    /// `parts`: a writer of many call lines keeps one, so that what stays the same of a call is
+    /// not escaped and formatted again for each of its events.
+    init(seconds: RFC3339Seconds?, parts: CallLineParts?) {
         self.seconds = seconds
+        self.parts = parts
         bytes = []
         // A call line is about 600 bytes and often more: room for it at once, not grown and copied.
         bytes.reserveCapacity(1024)
@@ -90,6 +102,24 @@ public struct JSONObject: EventFieldWriter {
         bytes.append(UInt8(ascii: "\""))
         if let seconds { seconds.append(value, to: &bytes) } else { JSONObject.appendRFC3339(value, to: &bytes) }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// The part written as its bytes were the last time, when the call's fields it comes from
+    /// are the same; else written, and kept (not for an ended call: `CallLineParts`).
+    public mutating func add(stable part: Int, of call: CallSnapshot, contact: String?, redacted: Bool,
+                             _ fields: (inout JSONObject) -> Void) {
+        if part == 0 {
+            // Kept parts begin with their comma: only after a first key.
+            entry = empty ? nil : parts?.entry(for: call, contact: contact, redacted: redacted)
+        }
+        guard let entry, part < entry.parts.count, entry.call.id == call.id else { return fields(&self) }
+        if let kept = entry.parts[part] {
+            bytes.append(contentsOf: kept)
+            return
+        }
+        let start = bytes.count
+        fields(&self)
+        entry.parts[part] = Array(bytes[start...])
     }
 
     /// A time given as microseconds since the epoch (`microseconds(of:)`): the same text as

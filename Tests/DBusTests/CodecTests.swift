@@ -102,6 +102,15 @@ final class CodecTests: XCTestCase {
         XCTAssertThrowsError(try reader.read([String: Variant].self)) { error in
             XCTAssertEqual(error as? DBusError, .typeMismatch(expected: "a{sv}", actual: "a{ss}"))
         }
+        // Read in place, a property whose value is no variant is said the same way.
+        var inPlace = message.reader()
+        XCTAssertThrowsError(try inPlace.readProperties { _, _ in }) { error in
+            XCTAssertEqual(error as? DBusError, .typeMismatch(expected: "a{sv}", actual: "s"))
+        }
+        _ = try inPlace.read(String.self)
+        XCTAssertThrowsError(try inPlace.readProperties { _, _ in XCTFail("a value that is no variant was read") }) {
+            XCTAssertEqual($0 as? DBusError, .typeMismatch(expected: "v", actual: "s"))
+        }
         let empty = try Message.signal(path: "/p", interface: "org.example.X", member: "Y")
         XCTAssertThrowsError(try empty.decode(Int32.self))
         var emptyReader = empty.reader()
