@@ -35,7 +35,11 @@ public final class MosquittoBroker {
         // Line-buffered: the log is read line by line as it happens.
         let broker = try fixture.start(["stdbuf", "-oL", "mosquitto", "-c", config], name: "mosquitto")
         process = broker
-        guard broker.readLine(timeout: 10, where: { $0.contains("listen socket on port \(port)") }) != nil else {
+        // mosquitto logs "Opening ipv4 listen socket on port N." before it binds and listens, and
+        // "mosquitto version V running" once every listener listens: a client that connected on
+        // the first line could be refused under load.
+        guard broker.readLine(timeout: 10, where: { $0.contains("listen socket on port \(port)") }) != nil,
+              broker.readLine(timeout: 10, where: { $0.hasSuffix(" running") }) != nil else {
             throw FixtureError("mosquitto did not start:\n" + broker.log())
         }
     }
