@@ -15,11 +15,18 @@ import PackageDescription
 // product, keep plain flags: a package that depends on a product may not have unsafe flags.
 let sectioned: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-function-sections"], .when(configuration: .release))]
 let layout = Context.packageDirectory + "/link/"
+// The linker script's INSERT makes the lld of Swift 6.0 (Debian 13's swiftlang 6.0.3) fail an
+// assertion; that toolchain links without it (15 KiB of unnamed functions left where they are).
+#if compiler(>=6.1)
+let unnamedCode = ["-Xlinker", "--script=" + layout + "text.ld"]
+#else
+let unnamedCode: [String] = []
+#endif
 let releaseLink: [LinkerSetting] = [.unsafeFlags([
     "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
     "-Xlinker", "--symbol-ordering-file=" + layout + "telwatch.order", "-Xlinker", "--no-warn-symbol-ordering",
-    "-Xlinker", "--script=" + layout + "text.ld", "-Xlinker", "--no-export-dynamic",
-], .when(configuration: .release))]
+    "-Xlinker", "--no-export-dynamic",
+] + unnamedCode, .when(configuration: .release))]
 
 let package = Package(
     name: "telwatch",
