@@ -41,16 +41,18 @@ final class HistoryStoreTests: HistoryTestCase {
 
     /// The daemon writes in every turn that changes a call, and counts the missed calls not seen
     /// after each run: once the first turn has written, nothing is parsed again (SQLite's parser
-    /// cost more than the write), durable or not.
+    /// cost more than the write), synced or not.
     func testATurnsWriteAndTheUnseenCountParseNoSQLAfterTheFirst() throws {
         let store = try HistoryStore.openForDaemon(path: path, busyTimeout: 0.05)
         defer { store.close() }
         try store.write([row("a", number: "+1", at: now, state: "incoming")])
-        try store.write([row("a", number: "+1", at: now, missed: true)], durable: true)
+        try store.write([row("a", number: "+1", at: now, missed: true)])
+        try store.syncWAL()
         XCTAssertEqual(try store.unseenCount(), 1)
         let parsed = store.statementsParsed
         try store.write([row("b", number: "+2", at: now + 1, state: "incoming")])
-        try store.write([row("b", number: "+2", at: now + 1, missed: true)], durable: true)
+        try store.write([row("b", number: "+2", at: now + 1, missed: true)])
+        try store.syncWAL()
         XCTAssertEqual(try store.unseenCount(), 2)
         XCTAssertEqual(store.statementsParsed, parsed, "statements parsed again")
         XCTAssertEqual(try rows().map(\.callID).sorted(), ["a", "b"])
