@@ -459,7 +459,7 @@ final class HistorySinkTests: HistoryTestCase {
         startSink()
         ring(1, "+15550001")
         turn()
-        XCTAssertEqual(reports, ["history: \(path) was written by a newer telwatch (schema 7; this one knows 2); calls are "
+        XCTAssertEqual(reports, ["history: \(path) was written by a newer telwatch (schema 7; this one knows 3); calls are "
                                  + "not recorded until telwatch starts again; fix: run the telwatch that wrote it, or move "
                                  + "it away with its WAL to start a new history"])
         XCTAssertTrue(Files.bytes(path) == before, "the newer telwatch's file is not touched")
