@@ -22,6 +22,12 @@ public struct HistorySettings: Sendable {
     /// When the system booted (wall clock): a row left open from before then is no call that can
     /// still be live. nil: read from the clocks.
     public var bootTime: Double?
+    /// A run's calls are synced to disk (one `fdatasync` of the WAL) this long after the run
+    /// ended, with those of every run that ended meanwhile, in the first turn with no call live:
+    /// a power cut loses at most the calls that ended in the last `syncDelay` seconds and those
+    /// still live. 0: in the turn the run ended.
+    public var syncDelay = HistorySettings.defaultSyncDelay
+    public static let defaultSyncDelay = 5.0
 
     public init(directory: String, keep: Double?) {
         self.directory = directory
@@ -33,7 +39,9 @@ public struct HistorySettings: Sendable {
 /// first seen and brought up to date as it changes and ends. It collects the rows a loop turn
 /// changed and commits them in one transaction in `prepare()`, before the loop waits, so the
 /// event stream, the runs and the hooks never wait on the disk (docs/ARCHITECTURE.md, "Call
-/// history"). It arms no timer: pruning and checkpoints happen after a run ends.
+/// history"). Its one timer is armed only while calls written are not yet synced: the sync, the
+/// pruning and the checkpoints happen `syncDelay` after a run ends, once for every run that ended
+/// meanwhile, and never in the turn of a ring.
 ///
 /// A database that cannot be written is said once through `report`; what a transient problem
 /// (a lock, a full disk, a read-only file) holds back is kept, bounded, and written once it can
@@ -73,7 +81,10 @@ public final class HistorySink: EventSink, LoopHook {
     private var liveCalls = 0
     /// Written since the WAL was last synced.
     private var wroteSinceSync = false
+    /// The sync, pruning and checkpoint are due in the next turn with no call live.
     private var syncDue = false
+    /// Armed while a run's calls wait to be synced: made when first needed.
+    private var syncTimer: TimerSource?
     private var endedSincePrune = false
     private var lastPrune = 0.0
     private var pruneDue = false
@@ -140,13 +151,22 @@ public final class HistorySink: EventSink, LoopHook {
     }
 
     /// No run is live: what it wrote is made durable, and the database tidied (pruned at most
-    /// daily, checkpointed when the WAL has grown), in the next turn with no call live.
+    /// daily, checkpointed when the WAL has grown), `syncDelay` later in a turn with no call live.
+    /// The timer is armed by the first run to end since the last sync, not pushed back by the
+    /// next: a stream of calls is synced every `syncDelay` at most, at the first turn with no
+    /// call live.
     private func runEnded() {
-        syncDue = wroteSinceSync || !pending.isEmpty
         let now = clock()
         if settings.keep != nil, endedSincePrune, now - lastPrune >= HistorySink.day || now < lastPrune {
             pruneDue = true
         }
+        guard wroteSinceSync || !pending.isEmpty || pruneDue, !syncDue else { return }
+        guard settings.syncDelay > 0 else { syncDue = true; return }
+        if syncTimer == nil {
+            syncTimer = try? loop?.timer { [weak self] in self?.syncDue = true }
+        }
+        guard let syncTimer else { syncDue = true; return }
+        if !syncTimer.isArmed { syncTimer.schedule(after: settings.syncDelay) }
     }
 
     static let day = 86_400.0
@@ -163,7 +183,7 @@ public final class HistorySink: EventSink, LoopHook {
     public func prepare() -> Double? {
         guard !isOff else { return nil }
         let idle = !runLive && liveCalls == 0
-        let tidy = (syncDue || pruneDue) && idle
+        let tidy = syncDue && idle
         guard !pending.isEmpty || tidy || (ready && !started) else { return nil }
         // After a failure, turns try again only now and then, except one with rows to write and
         // no run live: the end of a call writes what waited.
@@ -201,26 +221,26 @@ public final class HistorySink: EventSink, LoopHook {
             case .damaged(let why):
                 throw HistoryProblem.damaged(why)
             }
-            // A run's last write syncs the WAL: a power cut loses at most the live run's calls.
-            let durable = tidy && syncDue
             continueCallsFoundAtStart()
-            try store.write(pending.rows, durable: durable)
+            try store.write(pending.rows)
             if ready && !started { try settleStart(store) }
-            if !pending.isEmpty { wroteSinceSync = !durable }
+            if !pending.isEmpty { wroteSinceSync = true }
             pending.written()
             unseenCounted = unseenCounted.map { $0 + missedUnwritten }
             missedUnwritten = 0
             if unseenCountFailed { recountDue = true }
             if tidy {
                 if pruneDue { try prune(store) }
-                // Nothing left to write, but unsynced writes (a run that ended without a call's
-                // end): a checkpoint syncs them.
-                if wroteSinceSync || store.walFrames >= HistorySink.checkpointFrames {
-                    try store.checkpoint()
+                // The runs that ended since the last sync become durable: a power cut loses at
+                // most what ended in the last `syncDelay` seconds, and the calls still live.
+                if wroteSinceSync {
+                    try store.syncWAL()
                     wroteSinceSync = false
                 }
+                if store.walFrames >= HistorySink.checkpointFrames { try store.checkpoint() }
                 syncDue = false
                 pruneDue = false
+                syncTimer?.cancel()
             } else if store.walFrames >= HistorySink.walLimit {
                 try store.checkpoint()
             }
@@ -343,6 +363,15 @@ public final class HistorySink: EventSink, LoopHook {
                + (dropped > 0 ? "; \(dropped) call\(dropped == 1 ? " was" : "s were") not recorded meanwhile" : ""))
     }
 
+    // MARK: For tests
+
+    /// WAL syncs made on the open database (its connection's count).
+    var walSyncs: Int { store?.syncs ?? 0 }
+    /// Calls written wait to be synced: the timer is armed, or its time came and no turn has
+    /// been idle since.
+    var syncPending: Bool { syncDue || syncTimerArmed }
+    var syncTimerArmed: Bool { syncTimer?.isArmed == true }
+
     // MARK: Shutting down
 
     /// Writes what is left, closes the calls still live as `unknown` (telwatch will not see their
@@ -357,7 +386,11 @@ public final class HistorySink: EventSink, LoopHook {
             } else if let store {
                 do { _ = try store.closeUnfinished() } catch { failed(error) }
             }
+            // Closing checkpoints only when no other program (`telwatch log`) has the file open.
+            do { try store?.syncWAL() } catch { failed(error) }
         }
+        syncTimer?.cancel()
+        syncTimer = nil
         store?.close()
         store = nil
         loop?.removeHook(self)

@@ -7,8 +7,8 @@ import SQLite
 /// command's (`telwatch log --mark-seen`, which needs it to exist already).
 ///
 /// Durability (docs/ARCHITECTURE.md, "Call history"): WAL with `synchronous=NORMAL`, so a commit
-/// is a few writes to the WAL and no fsync. The daemon asks for one sync (`write(_:durable:)`)
-/// when a run has ended, and checkpoints when it chooses (`walFrames`): SQLite's own automatic
+/// is a few writes to the WAL and no fsync. The daemon asks for one sync (`syncWAL`) a few seconds
+/// after a run has ended, and checkpoints when it chooses (`walFrames`): SQLite's own automatic
 /// checkpoints are off. The WAL is started over right after a checkpoint (`restartWAL`), so no
 /// sync stalls the loop while a call is live.
 public final class HistoryStore {
@@ -20,9 +20,6 @@ public final class HistoryStore {
     public let path: String
     private let database: SQLiteDatabase
     private var upsert: SQLiteStatement?
-    /// A durable write could not set `synchronous` back to NORMAL: until the next write does,
-    /// every commit syncs.
-    private var syncsEveryCommit = false
     /// The file's schema version: the current one for the daemon's, which migrates it; a
     /// command's may be older (it never migrates).
     private let version: Int
@@ -166,30 +163,12 @@ public final class HistoryStore {
     /// Statements SQLite parsed for this connection (for tests: a turn's write parses none).
     var statementsParsed: Int { database.statementsParsed }
 
-    /// Writes every row in one transaction: all of them, or none. `durable`: the commit syncs
-    /// the WAL, so this and every earlier commit survive a power cut.
-    public func write(_ rows: [HistoryRow], durable: Bool = false) throws {
+    /// Writes every row in one transaction: all of them, or none. The commit syncs nothing
+    /// (`synchronous=NORMAL`): `syncWAL` makes it durable.
+    public func write(_ rows: [HistoryRow]) throws {
         guard !rows.isEmpty else { return }
         let statement = try upsert ?? database.prepare(HistorySchema.upsert, persistent: true)
         upsert = statement
-        if durable {
-            try database.run("PRAGMA synchronous = FULL")
-            syncsEveryCommit = true
-        } else if syncsEveryCommit {
-            // Failing again is this write's trouble: the sink says it, and the rows wait.
-            try database.run("PRAGMA synchronous = NORMAL")
-            syncsEveryCommit = false
-        }
-        defer {
-            if durable {
-                do {
-                    try database.run("PRAGMA synchronous = NORMAL")
-                    syncsEveryCommit = false
-                } catch {
-                    // Left to the next write, which sets it back before it writes.
-                }
-            }
-        }
         try database.transaction {
             for row in rows {
                 statement.reset()
@@ -199,6 +178,16 @@ public final class HistoryStore {
         }
         statement.reset()
     }
+
+    /// Syncs the WAL: every write so far survives a power cut. One `fdatasync` for all the
+    /// commits since the last one.
+    public func syncWAL() throws {
+        try database.syncWAL()
+        syncs += 1
+    }
+
+    /// WAL syncs asked for since the connection opened (for tests: when the sink syncs).
+    private(set) var syncs = 0
 
     /// Calls left live by a telwatch that stopped before it saw their end become `unknown`;
     /// returns how many.

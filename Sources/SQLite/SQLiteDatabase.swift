@@ -73,6 +73,16 @@ package final class SQLiteDatabase {
         return code != SQLITE_OK || header == magic
     }
 
+    /// Syncs the WAL (WAL mode): what was committed with `synchronous=NORMAL` since the last sync
+    /// survives a power cut from now on. One `fdatasync`, whatever the commits since.
+    package func syncWAL() throws {
+        let code = csqlite_sync_wal(handle)
+        guard code == SQLITE_OK else {
+            // Called past SQLite's API, the sync leaves the connection's own errno as it was.
+            throw SQLiteError(code: code, systemErrno: errno, message: "syncing the WAL: " + String(cString: sqlite3_errstr(code)))
+        }
+    }
+
     /// Rows changed by the last statement.
     package var changes: Int { Int(sqlite3_changes(handle)) }
 

@@ -139,6 +139,58 @@ final class HistorySinkTests: HistoryTestCase {
         XCTAssertNil(history.prepare())
     }
 
+    /// A run's calls are read live by `telwatch log` at once (a crash of telwatch keeps them: the
+    /// WAL is in the page cache), and made durable against a power cut `syncDelay` after the run
+    /// ended: one sync for every run that ended meanwhile, none in the turn of a ring or of a
+    /// run's end (a ring right after a call waits for no disk), and no timer left armed after.
+    func testARunsCallsAreSyncedOnceAfterTheDelayAndTheTimerDisarmed() throws {
+        let history = startSink(syncDelay: 0.2)
+        let syncsAtStart = history.walSyncs
+        runStarted()
+        ring(1, "+15550001")
+        turn()
+        XCTAssertEqual(try rows().map(\.state), ["incoming"], "read live by another program")
+        end(1)
+        runStopped()
+        turn()
+        runStarted()
+        ring(2, "+15550002")
+        turn()
+        end(2)
+        runStopped()
+        turn()
+        XCTAssertEqual(try rows().map(\.state), ["disconnected", "disconnected"])
+        XCTAssertEqual(history.walSyncs, syncsAtStart, "no sync in the turns of the calls")
+        XCTAssertTrue(history.syncPending)
+        XCTAssertTrue(loop.run(until: { history.walSyncs > syncsAtStart }, timeout: 10), "synced after the delay")
+        XCTAssertEqual(history.walSyncs, syncsAtStart + 1, "both runs in one sync")
+        XCTAssertFalse(history.syncPending, "nothing armed while everything is synced")
+    }
+
+    /// The delay ends while another call is live: the sync waits for no call to be live (a
+    /// second ring is never slowed by the first call's sync), and comes with that call's end.
+    func testASyncDueWhileACallIsLiveWaitsForItsEnd() throws {
+        let history = startSink(syncDelay: 0.05)
+        let syncsAtStart = history.walSyncs
+        runStarted()
+        ring(1, "+15550001")
+        end(1)
+        runStopped()
+        turn()
+        runStarted()
+        ring(2, "+15550002")
+        turn()
+        XCTAssertTrue(loop.run(until: { !history.syncTimerArmed }, timeout: 10), "the delay ended")
+        turn()
+        XCTAssertEqual(history.walSyncs, syncsAtStart, "no sync while a call is live")
+        end(2)
+        runStopped()
+        turn()
+        XCTAssertEqual(history.walSyncs, syncsAtStart + 1)
+        XCTAssertFalse(history.syncPending)
+        XCTAssertEqual(try rows().map(\.state), ["disconnected", "disconnected"])
+    }
+
     func testStickyFlagsAndANumberThatArrivesLate() throws {
         startSink()
         apply(.callAppeared(mmKey(1), modem: mmModem, CallObservation(phase: .live(.connected, .active), direction: .incoming,
@@ -407,7 +459,7 @@ final class HistorySinkTests: HistoryTestCase {
         startSink()
         ring(1, "+15550001")
         turn()
-        XCTAssertEqual(reports, ["history: \(path) was written by a newer telwatch (schema 7; this one knows 2); calls are "
+        XCTAssertEqual(reports, ["history: \(path) was written by a newer telwatch (schema 7; this one knows 3); calls are "
                                  + "not recorded until telwatch starts again; fix: run the telwatch that wrote it, or move "
                                  + "it away with its WAL to start a new history"])
         XCTAssertTrue(Files.bytes(path) == before, "the newer telwatch's file is not touched")

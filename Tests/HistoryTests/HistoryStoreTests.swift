@@ -41,16 +41,18 @@ final class HistoryStoreTests: HistoryTestCase {
 
     /// The daemon writes in every turn that changes a call, and counts the missed calls not seen
     /// after each run: once the first turn has written, nothing is parsed again (SQLite's parser
-    /// cost more than the write), durable or not.
+    /// cost more than the write), synced or not.
     func testATurnsWriteAndTheUnseenCountParseNoSQLAfterTheFirst() throws {
         let store = try HistoryStore.openForDaemon(path: path, busyTimeout: 0.05)
         defer { store.close() }
         try store.write([row("a", number: "+1", at: now, state: "incoming")])
-        try store.write([row("a", number: "+1", at: now, missed: true)], durable: true)
+        try store.write([row("a", number: "+1", at: now, missed: true)])
+        try store.syncWAL()
         XCTAssertEqual(try store.unseenCount(), 1)
         let parsed = store.statementsParsed
         try store.write([row("b", number: "+2", at: now + 1, state: "incoming")])
-        try store.write([row("b", number: "+2", at: now + 1, missed: true)], durable: true)
+        try store.write([row("b", number: "+2", at: now + 1, missed: true)])
+        try store.syncWAL()
         XCTAssertEqual(try store.unseenCount(), 2)
         XCTAssertEqual(store.statementsParsed, parsed, "statements parsed again")
         XCTAssertEqual(try rows().map(\.callID).sorted(), ["a", "b"])
@@ -61,14 +63,14 @@ final class HistoryStoreTests: HistoryTestCase {
         try Files.write(path, "")
         XCTAssertEqual(try XCTUnwrap(HistoryReader(path: path)).calls(HistoryQuery()), [], "nothing to read yet")
         _ = try HistoryStore.openForDaemon(path: path, busyTimeout: 0.05)
-        XCTAssertEqual(try openDatabase().integer(pragma: "user_version"), 2)
+        XCTAssertEqual(try openDatabase().integer(pragma: "user_version"), 3)
 
-        try openDatabase().execute("PRAGMA user_version = 3")
+        try openDatabase().execute("PRAGMA user_version = 4")
         XCTAssertThrowsError(try HistoryStore.openForDaemon(path: path, busyTimeout: 0.05)) { error in
-            XCTAssertEqual(error as? HistoryProblem, .newerSchema(3, known: 2))
+            XCTAssertEqual(error as? HistoryProblem, .newerSchema(4, known: 3))
         }
         XCTAssertThrowsError(try HistoryReader(path: path)) { error in
-            XCTAssertEqual(error as? HistoryProblem, .newerSchema(3, known: 2))
+            XCTAssertEqual(error as? HistoryProblem, .newerSchema(4, known: 3))
         }
     }
 
@@ -94,6 +96,8 @@ final class HistoryStoreTests: HistoryTestCase {
 
         let store = try HistoryStore.openForDaemon(path: path, busyTimeout: 0.05)
         XCTAssertEqual(try openDatabase().integer(pragma: "user_version"), HistorySchema.version)
+        XCTAssertEqual(try openDatabase().text("SELECT count(*) FROM sqlite_master WHERE name = 'calls_live'"), "0",
+                       "version 3 writes no index of the live calls")
         var rejected = row("new", number: "+19005550100", at: now)
         rejected.screened = "reject"
         var allowed = row("allowed", number: "+19005550111", at: now - 10, missed: true)

@@ -36,14 +36,16 @@ class HistoryTestCase: XCTestCase {
     }
 
     /// A sink as the daemon makes it; it opens the database once telwatch is `ready`, which
-    /// follows here at once unless `ready` is false.
+    /// follows here at once unless `ready` is false. `syncDelay` 0: a run's end is synced, pruned
+    /// and checkpointed in its own turn (the daemon waits a few seconds: its own tests say so).
     @discardableResult
     func startSink(keep: Double? = 365 * 86_400, retryDelay: Double = 0, busyTimeout: Double = 0.05,
-                   pendingLimit: Int = 4096, ready: Bool = true) -> HistorySink {
+                   pendingLimit: Int = 4096, ready: Bool = true, syncDelay: Double = 0) -> HistorySink {
         var settings = HistorySettings(directory: directory, keep: keep)
         settings.retryDelay = retryDelay
         settings.busyTimeout = busyTimeout
         settings.pendingLimit = pendingLimit
+        settings.syncDelay = syncDelay
         // The test's clock is not the machine's: no row is from before a boot.
         settings.bootTime = 0
         let made = HistorySink(settings: settings, loop: loop, clock: { [unowned self] in self.now },

@@ -395,7 +395,7 @@ final class HistoryCommandTests: CommandTestCase {
             ("damaged page", broken, "is damaged (", "fix: move it away with its WAL (mv \(historyPath) \(historyPath).broken; "
              + "mv \(historyPath)-wal \(historyPath).broken-wal, if there is one)"),
             ("not a database", garbage, "is damaged (file is not a database)", "fix: move it away"),
-            ("newer schema", nil, "was written by a newer telwatch (schema 9; this one knows 2)",
+            ("newer schema", nil, "was written by a newer telwatch (schema 9; this one knows 3)",
              "fix: run the telwatch that wrote it, or move it away"),
         ]
         for (name, bytes, expect, fix) in cases {
