@@ -163,6 +163,8 @@ public final class HistorySink: EventSink, LoopHook {
         guard wroteSinceSync || !pending.isEmpty || pruneDue, !syncDue else { return }
         guard settings.syncDelay > 0 else { syncDue = true; return }
         if syncTimer == nil {
+            // Without a timer (no loop, or no descriptor left) the sync is not lost, only not
+            // delayed: it is due in the next idle turn, as it was before the delay existed.
             syncTimer = try? loop?.timer { [weak self] in self?.syncDue = true }
         }
         guard let syncTimer else { syncDue = true; return }
