@@ -445,20 +445,35 @@ public final class ModemManagerBackend: LinkedBackend {
     /// Read in place: only the properties telwatch uses are decoded, and no dictionary is built
     /// (this runs for half of a storm's signals).
     private func propertiesChanged(_ message: Message) {
-        guard let path = message.path, message.hasSignature("sa{sv}as") else { return output.malformed(message) }
-        var reader = message.reader()
+        guard let path = message.path, var reader = message.reader(checked: "sa{sv}as") else {
+            return output.malformed(message)
+        }
         var properties = ModemManagerCallProperties()
         var problems: [String] = []
-        do {
-            let isCall = try reader.readString(equals: ModemManagerBus.call)
+        // From the message's bytes where they hold only basic values, else through libdbus's
+        // iterators; the invalidated names that follow are not used either way.
+        let read = ChangedProperties.read(message, interface: ModemManagerBus.callInterface) { name, value in
+            guard ModemManagerCallProperties.isUsed(name) else { return }
+            properties.apply(name, value, problems: &problems)
+        }
+        switch read {
+        case .read:
             decodedSignals &+= 1
-            guard isCall else { return }
-            try reader.readProperties { name, value in
-                guard ModemManagerCallProperties.isUsed(name) else { return }
-                properties.apply(name, try value.readValue(), problems: &problems)
+        case .otherInterface:
+            decodedSignals &+= 1
+            return
+        case .unreadable:
+            do {
+                let isCall = try reader.readString(equals: ModemManagerBus.call)
+                decodedSignals &+= 1
+                guard isCall else { return }
+                try reader.readProperties(last: true) { name, value in
+                    guard ModemManagerCallProperties.isUsed(name) else { return }
+                    properties.apply(name, try value.readValue(), problems: &problems)
+                }
+            } catch {
+                return output.malformed(message)
             }
-        } catch {
-            return output.malformed(message)
         }
         // The state and reason a StateChanged of the same call just told: no news.
         if let told = calls[path]?.read.followed?.lastStateChange, properties.repeats(told) { return }

@@ -26,11 +26,10 @@ struct ModemManagerCallProperties: Equatable {
     /// ring's path. They are applied in `used`'s order whatever the stack's, the last of a name
     /// said twice counting.
     init?(getAllAnswer answer: Message, problems: inout [String]) {
-        guard answer.hasSignature("a{sv}") else { return nil }
+        guard var reader = answer.reader(checked: "a{sv}") else { return nil }
         var said = [DBusValue?](repeating: nil, count: Self.used.count)
-        var reader = answer.reader()
         do {
-            try reader.readProperties { name, value in
+            try reader.readProperties(last: true) { name, value in
                 guard let slot = Self.used.firstIndex(of: name) else { return }
                 said[slot] = try value.readValue()
             }

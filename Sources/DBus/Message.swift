@@ -147,6 +147,15 @@ public final class Message {
     /// A reader positioned at the first argument.
     public func reader() -> MessageReader { MessageReader(message: self) }
 
+    /// A reader of a body whose signature is `expected` (checked here, in place), or nil: what it
+    /// reads needs no second look at each container's type.
+    public func reader(checked expected: StaticString) -> MessageReader? {
+        guard hasSignature(expected) else { return nil }
+        var reader = MessageReader(message: self)
+        reader.signatureChecked = true
+        return reader
+    }
+
     /// Whether the body's signature is `expected`, compared in place: no string is built, as
     /// this runs for every signal.
     public func hasSignature(_ expected: StaticString) -> Bool {

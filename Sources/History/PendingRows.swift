@@ -44,8 +44,10 @@ struct PendingRows {
         case .missed, .busy, .idle, .announced, .withdrawn: return .unchanged
         }
         let earlier = known[call.id]
+        // Compared in place: most events of a live call (a storm's holds and resumes) change
+        // nothing a row records, and copy none of its strings.
+        if let earlier, earlier.print.records(call) { return .unchanged }
         let print = CallPrint(call)
-        if let earlier, earlier.print == print { return .unchanged }
         var row = HistoryRow(call)
         if let origin = continued[call.id] { PendingRows.merge(&row, into: origin) }
         row.multiparty = row.multiparty || earlier?.multiparty == true
@@ -69,14 +71,13 @@ struct PendingRows {
         let action = screened.action.rawValue
         if let at = index[id] {
             rows[at].screened = action
-            if var earlier = known[id] { earlier.row.screened = action; known[id] = earlier }
+            known[id]?.row.screened = action
             if rows[at].isLive { screening[id] = action }
             return .queued
         }
-        guard var earlier = known[id] else { return .unchanged }
+        guard let earlier = known[id] else { return .unchanged }
         screening[id] = action
         earlier.row.screened = action
-        known[id] = earlier
         return queue(earlier.row, ended: false)
     }
 
@@ -106,11 +107,10 @@ struct PendingRows {
         continued[id] = origin
         guard let at = index[id] else { return }
         PendingRows.merge(&rows[at], into: origin)
-        if var known = known[id] {
+        if let known = known[id] {
             known.multiparty = rows[at].multiparty
             known.resumed = rows[at].resumed
             known.row = rows[at]
-            self.known[id] = known
         }
     }
 
@@ -151,7 +151,7 @@ private struct CallPrint: Equatable {
     var direction: CallDirection
     var number: String
     var name: String
-    var modem: String
+    var modem: ModemPath
     var multiparty: Bool
     var resumed: Bool
 
@@ -161,17 +161,33 @@ private struct CallPrint: Equatable {
         direction = call.direction
         number = call.number
         name = call.name
-        modem = call.modem.eventValue
+        modem = call.modem
         multiparty = call.multiparty
         resumed = call.resumed
     }
+
+    /// Whether `call` is what this print records: `CallPrint(call) == self`, with nothing copied.
+    func records(_ call: CallSnapshot) -> Bool {
+        state == call.state && connected == (call.connectedAt != nil) && direction == call.direction
+            && multiparty == call.multiparty && resumed == call.resumed && number == call.number
+            && name == call.name && modem == call.modem
+    }
 }
 
-private struct KnownCall {
-    var print: CallPrint
+/// A class: each event of a live call looks its entry up, and a reference costs one retain where
+/// a copy of the row would cost one per string.
+private final class KnownCall {
+    let print: CallPrint
     /// Sticky: the row says so once any event did.
     var multiparty: Bool
     var resumed: Bool
     /// The row as last queued, to queue again with what screening did.
     var row: HistoryRow
+
+    init(print: CallPrint, multiparty: Bool, resumed: Bool, row: HistoryRow) {
+        self.print = print
+        self.multiparty = multiparty
+        self.resumed = resumed
+        self.row = row
+    }
 }

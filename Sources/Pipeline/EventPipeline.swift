@@ -33,18 +33,25 @@ public final class EventPipeline {
     }
 
     public func send(_ event: PipelineEvent) {
-        queue.append(Delivery(event, liveCalls: liveCalls(), schema: schema, contacts: contacts, seconds: seconds,
-                              parts: lineParts))
-        guard !isDelivering else { return }
+        let delivery = Delivery(event, liveCalls: liveCalls(), schema: schema, contacts: contacts, seconds: seconds,
+                                parts: lineParts)
+        guard !isDelivering else { return queue.append(delivery) }
+        // The usual event causes none: it goes straight through, and the queue is only touched
+        // (and emptied) when a sink did send one meanwhile.
         isDelivering = true
+        deliver(delivery)
         var next = 0
         while next < queue.count {
-            let delivery = queue[next]
+            let waiting = queue[next]
             next += 1
-            for sink in sinks { sink.receive(delivery) }
+            deliver(waiting)
         }
-        queue.removeAll(keepingCapacity: true)
+        if next > 0 { queue.removeAll(keepingCapacity: true) }
         isDelivering = false
+    }
+
+    private func deliver(_ delivery: Delivery) {
+        for sink in sinks { sink.receive(delivery) }
     }
 
     /// Finishes the sinks one after another, in pipeline order (the runs end before the hooks

@@ -81,20 +81,33 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     return 0
 }
 
-/// As `ModemManagerBackend.propertiesChanged` reads one: in place, only the properties used.
+/// As `ModemManagerBackend.propertiesChanged` reads one: in place, only the properties used,
+/// from the message's bytes or through libdbus's iterators. Checked besides: where the bytes are
+/// read, they say what the iterators say.
 private func modemManagerPropertiesChanged(_ message: Message) -> ModemManagerCallProperties? {
-    guard message.hasSignature("sa{sv}as") else { return nil }
-    var reader = message.reader()
+    guard var reader = message.reader(checked: "sa{sv}as") else { return nil }
     var changed = ModemManagerCallProperties()
     var problems: [String] = []
+    var fromBytes: [(String, DBusValue)] = []
+    let read = ChangedProperties.read(message, interface: ModemManagerBus.callInterface) { fromBytes.append(($0, $1)) }
+    var iterated: [(String, DBusValue)] = []
     do {
-        guard try reader.read(String.self) == mmCall else { return nil }
-        try reader.readProperties { name, value in
+        let isCall = try reader.read(String.self) == mmCall
+        precondition(isCall == (read != .otherInterface), "the bytes and the iterators disagree on the interface")
+        guard isCall else { return nil }
+        try reader.readProperties(last: true) { name, value in
+            let value = try value.readValue()
+            iterated.append((name, value))
             guard ModemManagerCallProperties.isUsed(name) else { return }
-            changed.apply(name, try value.readValue(), problems: &problems)
+            changed.apply(name, value, problems: &problems)
         }
     } catch {
+        precondition(read != .read, "the bytes were read where the iterators fail")
         return nil
+    }
+    if read == .read {
+        precondition(fromBytes.map(\.0) == iterated.map(\.0) && "\(fromBytes.map(\.1))" == "\(iterated.map(\.1))",
+                     "the bytes and the iterators read different properties")
     }
     return changed
 }
