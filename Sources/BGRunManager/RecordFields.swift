@@ -30,6 +30,15 @@ public enum RecordFields {
 
     /// Almost every value needs no escape: its bytes are appended whole.
     private static func appendEscaped(_ value: String, to bytes: inout [UInt8]) {
+        // Native strings are contiguous UTF-8: scanned, then copied in one go.
+        let copied = value.utf8.withContiguousStorageIfAvailable { raw -> Bool in
+            for byte in raw where byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") {
+                return false
+            }
+            bytes.append(contentsOf: raw)
+            return true
+        } ?? false
+        guard !copied else { return }
         for byte in value.utf8 {
             switch byte {
             case UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]

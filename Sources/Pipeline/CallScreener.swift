@@ -155,12 +155,17 @@ public final class CallScreener {
         }
     }
 
-    private var remembered: Set<String> = []
+    /// The calls remembered already, by their id's hash: up to `recentLimit` ids kept as strings
+    /// were 0.45 MiB of heap, the larger part of what a busy day's screening holds. Two ids
+    /// sharing a hash (one chance in 2^64 per pair, and only among telwatch's own random ids)
+    /// would leave one call out of the exceptions' memory.
+    private var remembered: Set<Int> = []
 
     private func remember(_ call: CallSnapshot) {
-        guard !call.number.isEmpty, !CallText.isCut(call.number), !call.initial, !remembered.contains(call.id)
+        let id = call.id.hashValue
+        guard !call.number.isEmpty, !CallText.isCut(call.number), !call.initial, !remembered.contains(id)
         else { return }
-        remembered.insert(call.id)
+        remembered.insert(id)
         if remembered.count > CallScreener.recentLimit { remembered.removeAll() }
         if call.direction == .outgoing,
            EmergencyNumbers.contains(call.number, extra: stackEmergencyNumbers) {
