@@ -32,7 +32,8 @@ public enum RecordFields {
     private static func appendEscaped(_ value: String, to bytes: inout [UInt8]) {
         // Native strings are contiguous UTF-8: scanned, then copied in one go.
         let copied = value.utf8.withContiguousStorageIfAvailable { raw -> Bool in
-            for byte in raw where byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") {
+            for byte in raw where byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "\n")
+                || byte == UInt8(ascii: "\r") {
                 return false
             }
             bytes.append(contentsOf: raw)
