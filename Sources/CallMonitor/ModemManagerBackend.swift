@@ -445,18 +445,16 @@ public final class ModemManagerBackend: LinkedBackend {
     /// Read in place: only the properties telwatch uses are decoded, and no dictionary is built
     /// (this runs for half of a storm's signals).
     private func propertiesChanged(_ message: Message) {
-        guard let path = message.path, var reader = message.reader(checked: "sa{sv}as") else {
-            return output.malformed(message)
-        }
+        guard let path = message.path, message.hasSignature("sa{sv}as") else { return output.malformed(message) }
         var properties = ModemManagerCallProperties()
         var problems: [String] = []
-        // From the message's bytes where they hold only basic values, else through libdbus's
-        // iterators; the invalidated names that follow are not used either way.
-        let read = ChangedProperties.read(message, interface: ModemManagerBus.callInterface) { name, value in
+        func take(_ name: String, _ value: DBusValue) {
             guard ModemManagerCallProperties.isUsed(name) else { return }
             properties.apply(name, value, problems: &problems)
         }
-        switch read {
+        // From the message's bytes where they hold only basic values, else through libdbus's
+        // iterators; the invalidated names that follow are not used either way.
+        switch ChangedProperties.read(message, interface: ModemManagerBus.callInterface, take) {
         case .read:
             decodedSignals &+= 1
         case .otherInterface:
@@ -464,13 +462,11 @@ public final class ModemManagerBackend: LinkedBackend {
             return
         case .unreadable:
             do {
+                guard var reader = message.reader(checked: "sa{sv}as") else { return output.malformed(message) }
                 let isCall = try reader.readString(equals: ModemManagerBus.call)
                 decodedSignals &+= 1
                 guard isCall else { return }
-                try reader.readProperties(last: true) { name, value in
-                    guard ModemManagerCallProperties.isUsed(name) else { return }
-                    properties.apply(name, try value.readValue(), problems: &problems)
-                }
+                try reader.readProperties(last: true) { name, value in take(name, try value.readValue()) }
             } catch {
                 return output.malformed(message)
             }

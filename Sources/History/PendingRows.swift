@@ -145,7 +145,7 @@ struct PendingRows {
 
 /// What of a call its row records, to tell a change worth writing (a state, an answer, a
 /// number) from one that is not (a held call resumed, a reason alone).
-private struct CallPrint: Equatable {
+private struct CallPrint {
     var state: CallState
     var connected: Bool
     var direction: CallDirection
@@ -166,7 +166,7 @@ private struct CallPrint: Equatable {
         resumed = call.resumed
     }
 
-    /// Whether `call` is what this print records: `CallPrint(call) == self`, with nothing copied.
+    /// Whether `call` is what this print records (its fields are the same), with nothing copied.
     func records(_ call: CallSnapshot) -> Bool {
         state == call.state && connected == (call.connectedAt != nil) && direction == call.direction
             && multiparty == call.multiparty && resumed == call.resumed && number == call.number
